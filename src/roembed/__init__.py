@@ -1,0 +1,5 @@
+"""roembed: robust ordinal embedding from contaminated relative comparisons."""
+from .data import ComparisonGraph, Comparisons, InvalidComparisonsError, as_comparisons
+
+__version__ = "0.1.0"
+__all__ = ["Comparisons", "ComparisonGraph", "InvalidComparisonsError", "as_comparisons", "__version__"]

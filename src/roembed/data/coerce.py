@@ -1,0 +1,40 @@
+"""Turns whatever a user passes to ``fit``/``score`` into :class:`Comparisons`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .comparisons import ComparisonGraph, Comparisons
+from .validation import InvalidComparisonsError
+
+
+def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) -> Comparisons:
+    """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, or an (m, 3) / (m, 4) array.
+
+    ``y`` (cblearn's ``list-boolean`` responses) is optional: a row whose ``y`` is
+    False or -1 asserts the opposite of what its indices say and is flipped.
+    ``sample_weight`` multiplies the response weights.
+    """
+    if isinstance(X, ComparisonGraph):
+        X = X.to_comparisons()
+    if not isinstance(X, Comparisons):
+        X = Comparisons(np.asarray(X), n_objects=n_objects)
+    elif n_objects is not None and n_objects != X.n_objects:
+        X = Comparisons(X.quadruplets, n_objects=n_objects, weight=X.weight, annotator=X.annotator,
+                        timestamp=X.timestamp, response_time=X.response_time)
+    if y is not None:
+        y = np.asarray(y).reshape(-1)
+        if len(y) != len(X):
+            raise InvalidComparisonsError(f"got {len(y)} responses y for {len(X)} comparisons")
+        if y.dtype.kind == "b":
+            wrong = ~y
+        else:
+            if not np.isin(y, (-1, 1, 0)).all():
+                r = int(np.flatnonzero(~np.isin(y, (-1, 1, 0)))[0])
+                raise InvalidComparisonsError(f"row {r}: response y={y[r]!r} is not True/False or +1/-1")
+            wrong = y <= 0
+        X = X.flipped(np.flatnonzero(wrong))
+    if sample_weight is not None:
+        from .validation import check_weights
+
+        X = X.with_weight(X.weight * check_weights(sample_weight, len(X)))
+    return X

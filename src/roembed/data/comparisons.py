@@ -1,0 +1,343 @@
+"""The comparison data model: raw responses and the comparison graph.
+
+A *comparison* is a quadruplet ``(i, j, l, k)`` that says ``d(i, j) < d(l, k)``;
+a triplet ``(i, j, k)`` ("i is closer to j than to k") is the case ``l = i``.
+:class:`Comparisons` holds raw responses, one row each, with optional annotator
+ids, timestamps, response times and weights.  :meth:`Comparisons.aggregate`
+builds the :class:`ComparisonGraph` of Ma, Xu & Cao (2019): its vertices are
+object pairs and each directed edge ``c = (i, j, l, k)`` carries the total weight
+(vote count) ``w_c`` of the responses that asserted it.  Opposite directions are
+separate edges, so contradictory votes stay visible.
+
+Both types are immutable: arrays are read-only and methods return new objects.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .validation import InvalidComparisonsError, RowLocator, check_quadruplets, check_weights, index_array
+
+
+def _readonly(a: np.ndarray | None) -> np.ndarray | None:
+    if a is not None:
+        a = np.array(a, copy=True)
+        a.flags.writeable = False
+    return a
+
+
+def canonical_quadruplets(quads: np.ndarray) -> np.ndarray:
+    """Writes each quadruplet in the one form used as its key in the graph.
+
+    ``d`` is symmetric, so ``(i, j, l, k)``, ``(j, i, l, k)`` and ``(i, j, k, l)`` are
+    the same comparison.  Each pair is sorted, except that an object shared by
+    both pairs goes first in both: a triplet stays ``(anchor, closer, anchor, farther)``.
+    """
+    i, j, l, k = np.asarray(quads, dtype=np.int64).T
+    a, b = np.minimum(i, j), np.maximum(i, j)
+    c, d = np.minimum(l, k), np.maximum(l, k)
+    first_shared = (b == c) | (b == d)  # shared object is b: write pair 1 as (b, a)
+    a, b = np.where(first_shared, b, a), np.where(first_shared, a, b)
+    second_shared = d == a  # shared object is d: write pair 2 as (d, c)
+    c, d = np.where(second_shared, d, c), np.where(second_shared, c, d)
+    return np.stack([a, b, c, d], axis=1)
+
+
+class Comparisons:
+    """Raw comparison responses: row ``r`` says ``d(i, j) < d(l, k)`` for ``quadruplets[r]``.
+
+    Parameters
+    ----------
+    quadruplets : array of shape (m, 4) or (m, 3)
+        Object indices.  Three columns ``(i, j, k)`` are triplets ``(i, j, i, k)``.
+    n_objects : int, optional
+        Number of objects; defaults to the largest index + 1 (or ``len(object_names)``).
+    weight : array of shape (m,), optional
+        Non-negative real weight of each response (default 1).
+    annotator, timestamp, response_time : arrays of shape (m,), optional
+        Per-response metadata.  Annotator ids may be strings or integers.
+    object_names : sequence of str, optional
+        ``object_names[o]`` is the name of object ``o``.
+    """
+
+    def __init__(
+        self,
+        quadruplets,
+        *,
+        n_objects: int | None = None,
+        weight=None,
+        annotator=None,
+        timestamp=None,
+        response_time=None,
+        object_names: Sequence[str] | None = None,
+        where: RowLocator | None = None,
+    ):
+        where = where or RowLocator()
+        try:
+            arr = np.asarray(quadruplets)
+        except ValueError:  # ragged rows
+            widths = [len(row) for row in quadruplets]
+            r = next(r for r, w in enumerate(widths) if w != widths[0])
+            raise InvalidComparisonsError(
+                f"{where(r)}: has {widths[r]} indices but row 0 has {widths[0]}: "
+                "triplets (3) and quadruplets (4) cannot be mixed"
+            ) from None
+        if arr.ndim != 2 or arr.shape[1] not in (3, 4):
+            if arr.size == 0:
+                raise InvalidComparisonsError("no comparisons: the input is empty")
+            raise InvalidComparisonsError(
+                f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, got shape {arr.shape}"
+            )
+        quads = index_array(arr, where)
+        if quads.shape[1] == 3:
+            quads = quads[:, [0, 1, 0, 2]]
+        if object_names is not None:
+            object_names = tuple(str(s) for s in object_names)
+            if n_objects is None:
+                n_objects = len(object_names)
+            elif n_objects != len(object_names):
+                raise InvalidComparisonsError(f"n_objects={n_objects} but {len(object_names)} object names")
+        if n_objects is None:
+            n_objects = int(quads.max()) + 1 if len(quads) else 0
+        if n_objects < 1:
+            raise InvalidComparisonsError("n_objects must be at least 1")
+        check_quadruplets(quads, int(n_objects), where)
+        m = len(quads)
+        self._quads = _readonly(quads)
+        self._weight = _readonly(check_weights(weight, m, where))
+        self._n_objects = int(n_objects)
+        self._object_names = object_names
+        self._meta = {}
+        for name, values in (("annotator", annotator), ("timestamp", timestamp), ("response_time", response_time)):
+            if values is not None:
+                values = np.asarray(values)
+                if values.shape != (m,):
+                    raise InvalidComparisonsError(f"got {values.size} {name} values for {m} comparisons")
+                if name == "annotator" and pd.isna(values).any():
+                    r = int(np.flatnonzero(pd.isna(values))[0])
+                    raise InvalidComparisonsError(f"{where(r)}: annotator id is missing")
+            self._meta[name] = _readonly(values)
+
+    # -- constructors -------------------------------------------------------
+    @classmethod
+    def from_triplets(cls, triplets, **kwargs) -> "Comparisons":
+        """Triplets ``(i, j, k)``: "i is closer to j than to k"."""
+        arr = np.asarray(triplets)
+        if arr.ndim != 2 or arr.shape[1] != 3:
+            raise InvalidComparisonsError(f"expected an (m, 3) array of triplets, got shape {arr.shape}")
+        return cls(arr, **kwargs)
+
+    @classmethod
+    def from_quadruplets(cls, quadruplets, **kwargs) -> "Comparisons":
+        """Quadruplets ``(i, j, l, k)``: "d(i, j) < d(l, k)"."""
+        arr = np.asarray(quadruplets)
+        if arr.ndim != 2 or arr.shape[1] != 4:
+            raise InvalidComparisonsError(f"expected an (m, 4) array of quadruplets, got shape {arr.shape}")
+        return cls(arr, **kwargs)
+
+    # -- accessors ----------------------------------------------------------
+    quadruplets = property(lambda self: self._quads, doc="(m, 4) int64 object indices, read-only.")
+    weight = property(lambda self: self._weight, doc="(m,) float64 response weights.")
+    n_objects = property(lambda self: self._n_objects)
+    object_names = property(lambda self: self._object_names, doc="Tuple of names, or None.")
+    annotator = property(lambda self: self._meta["annotator"])
+    timestamp = property(lambda self: self._meta["timestamp"])
+    response_time = property(lambda self: self._meta["response_time"])
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(m, 4)``; lets scikit-learn's splitters index comparisons like an array."""
+        return self._quads.shape
+
+    def __len__(self) -> int:
+        return len(self._quads)
+
+    @cached_property
+    def is_triplet(self) -> bool:
+        """True when every row is a triplet (``l == i``)."""
+        return bool(np.all(self._quads[:, 0] == self._quads[:, 2]))
+
+    @property
+    def triplets(self) -> np.ndarray:
+        """(m, 3) array ``(i, j, k)``; raises if some row is not a triplet."""
+        if not self.is_triplet:
+            r = int(np.flatnonzero(self._quads[:, 0] != self._quads[:, 2])[0])
+            raise InvalidComparisonsError(f"row {r} is a quadruplet, not a triplet: {tuple(self._quads[r])}")
+        return self._quads[:, [0, 1, 3]]
+
+    def __repr__(self) -> str:
+        kind = "triplets" if self.is_triplet else "quadruplets"
+        extra = ", with annotators" if self.annotator is not None else ""
+        return f"Comparisons({len(self)} {kind} over {self.n_objects} objects{extra})"
+
+    # -- derived objects ----------------------------------------------------
+    def _replace(self, **changes) -> "Comparisons":
+        fields = dict(
+            quadruplets=self._quads, n_objects=self._n_objects, weight=self._weight,
+            object_names=self._object_names, **self._meta,
+        )
+        fields.update(changes)
+        return Comparisons(**fields)
+
+    def __getitem__(self, index) -> "Comparisons":
+        """Subset of rows (integer array, slice or boolean mask); objects are kept."""
+        index = np.arange(len(self))[index]
+        meta = {k: (None if v is None else v[index]) for k, v in self._meta.items()}
+        return self._replace(quadruplets=self._quads[index], weight=self._weight[index], **meta)
+
+    def with_weight(self, weight) -> "Comparisons":
+        return self._replace(weight=weight)
+
+    def flipped(self, rows=None) -> "Comparisons":
+        """Reverses the answer of the given rows (all by default): ``(i,j,l,k) -> (l,k,i,j)``."""
+        quads = np.array(self._quads)
+        rows = np.arange(len(self))[slice(None) if rows is None else rows]
+        quads[rows] = quads[rows][:, [2, 3, 0, 1]]
+        return self._replace(quadruplets=quads)
+
+    def relabel(self, permutation) -> "Comparisons":
+        """Renames object ``o`` to ``permutation[o]`` (names follow their objects)."""
+        perm = np.asarray(permutation, dtype=np.int64)
+        if sorted(perm.tolist()) != list(range(self._n_objects)):
+            raise InvalidComparisonsError("relabel needs a permutation of range(n_objects)")
+        names = None
+        if self._object_names is not None:
+            inv = np.argsort(perm)
+            names = tuple(self._object_names[o] for o in inv)
+        return self._replace(quadruplets=perm[self._quads], object_names=names)
+
+    @staticmethod
+    def concat(parts: Sequence["Comparisons"]) -> "Comparisons":
+        """Stacks responses over the same objects."""
+        if not parts:
+            raise InvalidComparisonsError("nothing to concatenate")
+        first = parts[0]
+        if any(p.n_objects != first.n_objects or p.object_names != first.object_names for p in parts):
+            raise InvalidComparisonsError("can only concatenate comparisons over the same objects")
+        meta = {}
+        for key in first._meta:
+            vals = [p._meta[key] for p in parts]
+            if all(v is None for v in vals):
+                meta[key] = None
+            elif any(v is None for v in vals):
+                raise InvalidComparisonsError(f"some parts have {key} values and some do not")
+            else:
+                meta[key] = np.concatenate(vals)
+        return first._replace(
+            quadruplets=np.concatenate([p.quadruplets for p in parts]),
+            weight=np.concatenate([p.weight for p in parts]),
+            **meta,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per response: ``i, j, l, k, weight`` (+ metadata columns present)."""
+        df = pd.DataFrame(self._quads, columns=["i", "j", "l", "k"])
+        df["weight"] = self._weight
+        for key, v in self._meta.items():
+            if v is not None:
+                df[key] = v
+        return df
+
+    def aggregate(self) -> "ComparisonGraph":
+        """The comparison graph: one directed edge per distinct comparison."""
+        return ComparisonGraph(self)
+
+
+class ComparisonGraph:
+    """Distinct comparisons (directed edges between object pairs) with their votes.
+
+    Attributes
+    ----------
+    edges : (E, 4) int64
+        Canonical quadruplets (see :func:`canonical_quadruplets`), sorted.
+    votes : (E,) float64
+        ``w_c``: total weight of the responses asserting edge ``c``.
+    n_responses : (E,) int64
+        Number of responses on each edge.
+    response_edge : (m,) int64
+        The edge of each raw response, so results map back to responses.
+    reverse_edge : (E,) int64
+        Index of the opposite edge ``c-bar``, or -1 when nobody voted for it.
+    pairs : (P, 2) int64
+        The graph's vertices: distinct object pairs ``(a, b)``, ``a < b``, used by an edge.
+    edge_pairs : (E, 2) int64
+        For each edge, the indices into ``pairs`` of its near pair ``(i, j)`` and far pair ``(l, k)``.
+    """
+
+    def __init__(self, comparisons: Comparisons):
+        self.comparisons = comparisons
+        n = comparisons.n_objects
+        canon = canonical_quadruplets(comparisons.quadruplets)
+        lo = np.minimum(canon[:, [0, 2]], canon[:, [1, 3]])
+        hi = np.maximum(canon[:, [0, 2]], canon[:, [1, 3]])
+        pid = np.concatenate([lo[:, 0] * n + hi[:, 0], lo[:, 1] * n + hi[:, 1]])
+        pair_ids, pair_inverse = np.unique(pid, return_inverse=True)
+        n_pairs = len(pair_ids)
+        near, far = pair_inverse[: len(canon)], pair_inverse[len(canon):]
+        keys, first, inverse, counts = np.unique(
+            near * n_pairs + far, return_index=True, return_inverse=True, return_counts=True
+        )
+        self.edges = _readonly(canon[first])
+        self.response_edge = _readonly(inverse.reshape(-1))
+        self.n_responses = _readonly(counts)
+        self.votes = _readonly(np.bincount(self.response_edge, weights=comparisons.weight, minlength=len(keys)))
+        self.edge_pairs = _readonly(np.stack([keys // n_pairs, keys % n_pairs], axis=1))
+        self.pairs = _readonly(np.stack([pair_ids // n, pair_ids % n], axis=1))
+        rev_keys = self.edge_pairs[:, 1] * n_pairs + self.edge_pairs[:, 0]
+        pos = np.minimum(np.searchsorted(keys, rev_keys), len(keys) - 1)
+        self.reverse_edge = _readonly(np.where(keys[pos] == rev_keys, pos, -1))
+
+    n_objects = property(lambda self: self.comparisons.n_objects)
+    object_names = property(lambda self: self.comparisons.object_names)
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def __repr__(self) -> str:
+        return (f"ComparisonGraph({len(self)} edges from {len(self.comparisons)} responses, "
+                f"{len(self.pairs)} object pairs, {self.n_objects} objects)")
+
+    @cached_property
+    def _response_order(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.response_edge, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(self.n_responses)])
+        return order, indptr
+
+    def edge_responses(self, edge: int) -> np.ndarray:
+        """Indices of the raw responses that make up ``edge``."""
+        order, indptr = self._response_order
+        return order[indptr[edge]: indptr[edge + 1]]
+
+    def edge_annotators(self, edge: int) -> list:
+        """Distinct annotator ids voting for ``edge`` (empty if there are none)."""
+        ann = self.comparisons.annotator
+        return [] if ann is None else sorted(set(ann[self.edge_responses(edge)].tolist()), key=str)
+
+    @property
+    def opposing_votes(self) -> np.ndarray:
+        """``w_c-bar``: the votes of the opposite edge (0 when absent)."""
+        return np.where(self.reverse_edge >= 0, self.votes[np.maximum(self.reverse_edge, 0)], 0.0)
+
+    def edge_table(self, edges=None) -> pd.DataFrame:
+        """A readable table of edges: objects (and names), votes, opposing votes, annotators."""
+        edges = np.arange(len(self)) if edges is None else np.asarray(edges, dtype=np.int64)
+        q = self.edges[edges]
+        df = pd.DataFrame({"edge": edges, "i": q[:, 0], "j": q[:, 1], "l": q[:, 2], "k": q[:, 3]})
+        names = self.object_names
+        if names is not None:
+            for col in "ijlk":
+                df[f"{col}_name"] = [names[o] for o in df[col]]
+        df["votes"] = self.votes[edges]
+        df["opposing_votes"] = self.opposing_votes[edges]
+        df["n_responses"] = self.n_responses[edges]
+        if self.comparisons.annotator is not None:
+            df["annotators"] = [";".join(map(str, self.edge_annotators(e))) for e in edges]
+        return df
+
+    def to_comparisons(self) -> Comparisons:
+        """One weighted response per edge (weight = votes); metadata is dropped."""
+        return Comparisons(self.edges, n_objects=self.n_objects, weight=self.votes,
+                           object_names=self.object_names)

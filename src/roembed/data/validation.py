@@ -1,0 +1,139 @@
+"""Checks on raw comparison arrays, with errors that name the offending row.
+
+Every check raises :class:`InvalidComparisonsError` (a ``ValueError``) whose
+message names the first offending row (and, when the rows came from a file,
+the file and its line) and says what is wrong.  ``on_invalid="skip"`` in the
+readers drops such rows instead, and reports how many and which.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class InvalidComparisonsError(ValueError):
+    """Raised for comparison data that cannot be used as it is."""
+
+
+@dataclass
+class RowLocator:
+    """Turns a row number into words: ``"row 3"`` or ``"data.csv line 5"``.
+
+    ``lines[r]`` is the 1-based file line of row ``r`` when known.
+    """
+
+    source: str | None = None
+    lines: np.ndarray | None = None
+
+    def __call__(self, row: int) -> str:
+        if self.source is None:
+            return f"row {row}"
+        if self.lines is not None:
+            return f"{self.source} line {int(self.lines[row])}"
+        return f"{self.source} row {row}"
+
+    def subset(self, keep: np.ndarray) -> "RowLocator":
+        lines = None if self.lines is None else np.asarray(self.lines)[keep]
+        return RowLocator(self.source, lines)
+
+
+@dataclass
+class SkipReport:
+    """What ``on_invalid="skip"`` removed: a count and the first few reasons."""
+
+    n_skipped: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, rows: np.ndarray, reason: str, where: RowLocator, max_examples: int = 5) -> None:
+        self.n_skipped += len(rows)
+        for r in rows[: max(0, max_examples - len(self.examples))]:
+            self.examples.append(f"{where(int(r))}: {reason}")
+
+    def __str__(self) -> str:
+        if not self.n_skipped:
+            return "no invalid rows"
+        head = "; ".join(self.examples)
+        return f"skipped {self.n_skipped} invalid row(s), e.g. {head}"
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def index_array(values, where: RowLocator, what: str = "index") -> np.ndarray:
+    """Converts object indices to int64, refusing NaN, fractions and non-numbers."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64, copy=False)
+    if arr.dtype.kind == "b":
+        raise InvalidComparisonsError(f"{what} columns hold booleans, not object indices")
+    try:
+        as_float = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        flat = arr.reshape(len(arr), -1)
+        for r in range(len(flat)):
+            for v in flat[r]:
+                try:
+                    float(v)
+                except (TypeError, ValueError):
+                    raise InvalidComparisonsError(
+                        f"{where(r)}: {what} {v!r} is not an integer object index"
+                    ) from None
+        raise
+    bad = ~np.isfinite(as_float)
+    if bad.any():
+        r = _first(bad.reshape(len(arr), -1).any(axis=1))
+        raise InvalidComparisonsError(f"{where(r)}: {what} is missing (NaN) or infinite")
+    frac = as_float != np.round(as_float)
+    if frac.any():
+        r = _first(frac.reshape(len(arr), -1).any(axis=1))
+        raise InvalidComparisonsError(f"{where(r)}: {what} {as_float.reshape(len(arr), -1)[r]} is not an integer")
+    return as_float.astype(np.int64)
+
+
+def invalid_quadruplet_rows(quads: np.ndarray, n_objects: int | None) -> list[tuple[np.ndarray, str]]:
+    """Lists ``(row_mask, reason)`` for every kind of invalid quadruplet."""
+    i, j, l, k = quads.T
+    problems = [
+        ((quads < 0).any(axis=1), "negative object index"),
+    ]
+    if n_objects is not None:
+        problems.append(((quads >= n_objects).any(axis=1), f"object index out of range (n_objects={n_objects})"))
+    problems += [
+        (i == j, "the first pair repeats an object (i == j)"),
+        (l == k, "the second pair repeats an object (l == k)"),
+        (((i == l) & (j == k)) | ((i == k) & (j == l)), "both pairs are the same pair ((i, j) == (l, k))"),
+    ]
+    return problems
+
+
+def check_quadruplets(quads: np.ndarray, n_objects: int | None, where: RowLocator | None = None) -> None:
+    """Raises on the first invalid quadruplet, naming its row."""
+    where = where or RowLocator()
+    if quads.ndim != 2 or quads.shape[1] != 4:
+        raise InvalidComparisonsError(f"expected an (m, 4) array of quadruplets, got shape {quads.shape}")
+    if len(quads) == 0:
+        raise InvalidComparisonsError("no comparisons: the input is empty")
+    for mask, reason in invalid_quadruplet_rows(quads, n_objects):
+        if mask.any():
+            r = _first(mask)
+            raise InvalidComparisonsError(f"{where(r)}: {reason}: {tuple(int(v) for v in quads[r])}")
+
+
+def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray:
+    """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise."""
+    where = where or RowLocator()
+    if weight is None:
+        return np.ones(m)
+    try:
+        w = np.asarray(weight, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InvalidComparisonsError("weights must be real numbers") from None
+    if w.shape != (m,):
+        raise InvalidComparisonsError(f"got {w.size} weights for {m} comparisons")
+    for mask, reason in ((np.isnan(w), "weight is NaN"), (np.isinf(w), "weight is infinite"), (w < 0, "weight is negative")):
+        if mask.any():
+            r = _first(mask)
+            raise InvalidComparisonsError(f"{where(r)}: {reason} ({w[r]})")
+    return w

@@ -1,0 +1,104 @@
+"""What every roembed estimator shares: input handling, prediction and scoring.
+
+Subclasses store their parameters in ``__init__`` (nothing else), and implement
+``_fit_graph(graph)`` which sets at least ``embedding_`` (n x p).  ``fit``
+accepts :class:`~roembed.data.Comparisons`, a
+:class:`~roembed.data.ComparisonGraph` or an (m, 3) / (m, 4) array of
+triplets / quadruplets (optionally with cblearn-style responses ``y``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ..data import ComparisonGraph, as_comparisons
+from ..data.validation import InvalidComparisonsError
+from ..losses import Loss
+from ..objective import EdgeObjective, PairDistances, quadruplet_distances
+
+
+def check_param(name: str, value, *, low=None, high=None, low_open=False, integer=False) -> None:
+    """Raises ``ValueError`` naming the parameter when ``value`` is outside its range."""
+    if integer and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    if not integer and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}")
+
+
+def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, two_sided=False) -> EdgeObjective:
+    """The objective of ``loss`` over the edges of ``graph``."""
+    return EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1], np.asarray(loss_weight, float),
+                         len(graph.pairs), cap, two_sided)
+
+
+def random_embedding(n_objects: int, n_components: int, random_state, scale: float = 1e-2) -> np.ndarray:
+    """Seeded Gaussian start, ``N(0, scale^2)`` per coordinate."""
+    from sklearn.utils import check_random_state
+
+    return scale * check_random_state(random_state).standard_normal((n_objects, n_components))
+
+
+class OrdinalEmbedding(TransformerMixin, BaseEstimator):
+    """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons."""
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fits the embedding to comparisons ``X`` (see the module docstring)."""
+        comparisons = as_comparisons(X, y, sample_weight)
+        self._check_params()
+        self.n_objects_ = comparisons.n_objects
+        self.object_names_ = comparisons.object_names
+        self.graph_ = comparisons.aggregate()
+        self._fit_graph(self.graph_)
+        return self
+
+    def _check_params(self) -> None:
+        check_param("n_components", self.n_components, low=1, integer=True)
+
+    def _fit_graph(self, graph: ComparisonGraph) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fit_transform(self, X, y=None, sample_weight=None):
+        return self.fit(X, y, sample_weight).embedding_
+
+    def transform(self, X=None):
+        """The fitted embedding (n_objects x n_components); ``X`` is ignored."""
+        check_is_fitted(self, "embedding_")
+        return self.embedding_
+
+    def _query(self, X, y=None, sample_weight=None):
+        check_is_fitted(self, "embedding_")
+        comparisons = as_comparisons(X, y, sample_weight)
+        if comparisons.quadruplets.max() >= self.n_objects_:
+            r = int(np.flatnonzero(comparisons.quadruplets.max(axis=1) >= self.n_objects_)[0])
+            raise InvalidComparisonsError(
+                f"row {r}: object index out of range for an embedding of {self.n_objects_} objects "
+                "(pass Comparisons with n_objects set when fitting on a subset)")
+        return comparisons
+
+    def decision_function(self, X):
+        """``d(l, k) - d(i, j)`` per query: positive when the first pair is predicted closer."""
+        q = self._query(X).quadruplets
+        d_near, d_far = quadruplet_distances(self.embedding_, q)
+        return d_far - d_near
+
+    def predict(self, X):
+        """True where ``d(i, j) < d(l, k)`` in the embedding (for triplets: i is closer to j than to k)."""
+        return self.decision_function(X) > 0
+
+    def score(self, X, y=None, sample_weight=None):
+        """Weighted share of the responses the embedding satisfies (1 - triplet error)."""
+        comparisons = self._query(X, y, sample_weight)
+        d_near, d_far = quadruplet_distances(self.embedding_, comparisons.quadruplets)
+        w = comparisons.weight
+        return float(np.dot(w, d_near < d_far) / w.sum()) if w.sum() > 0 else float("nan")
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_y": False, "X_types": ["2darray"]}
+
+
+__all__ = ["OrdinalEmbedding", "check_param", "edge_objective", "random_embedding", "PairDistances"]
