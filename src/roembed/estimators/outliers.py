@@ -1,0 +1,48 @@
+"""What every robust estimator reports about outliers, in one place.
+
+A robust estimator sets one outlier shift ``gamma_c`` per edge of its comparison
+graph; ``gamma_c != 0`` flags edge ``c``.  This mixin turns that into the
+fitted attributes users read: ``gamma_``, ``outlier_mask_``, ``outliers_`` (a
+table of flagged edges with votes, annotators and gamma) and, when the
+responses carry annotator ids, ``annotators_``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.validation import check_is_fitted
+
+
+class OutlierReportMixin:
+    """Mixin for estimators with per-edge outlier shifts; call ``_store_outliers(gamma)`` in fit."""
+
+    def _store_outliers(self, gamma: np.ndarray, threshold: float = 0.0) -> None:
+        """Stores ``gamma_`` and flags edges with ``|gamma_c| > threshold``."""
+        gamma = np.asarray(gamma, dtype=np.float64)
+        self.gamma_ = gamma
+        self.outlier_mask_ = np.abs(gamma) > threshold
+        flagged = np.flatnonzero(self.outlier_mask_)
+        table = self.graph_.edge_table(flagged)
+        table["gamma"] = gamma[flagged]
+        self.outliers_ = table.sort_values("gamma", key=np.abs, ascending=False, kind="stable").reset_index(drop=True)
+
+    def outlier_responses(self) -> pd.DataFrame:
+        """The raw responses that sit on flagged edges, with their edge and gamma."""
+        check_is_fitted(self, "gamma_")
+        graph = self.graph_
+        rows = np.flatnonzero(self.outlier_mask_[graph.response_edge])
+        df = graph.comparisons.to_frame().iloc[rows].copy()
+        df.insert(0, "response", rows)
+        df["edge"] = graph.response_edge[rows]
+        df["gamma"] = self.gamma_[df["edge"].to_numpy()]
+        return df.reset_index(drop=True)
+
+    @property
+    def annotators_(self) -> pd.DataFrame:
+        """Per-annotator reliability (see :func:`roembed.annotators.annotator_reliability`)."""
+        check_is_fitted(self, "gamma_")
+        if self.graph_.comparisons.annotator is None:
+            raise AttributeError("annotators_ needs comparisons with annotator ids")
+        from ..annotators import annotator_reliability
+
+        return annotator_reliability(self)
