@@ -1,0 +1,102 @@
+"""The pair-distance operator and the edge objective: adjoints, finite differences, invariants."""
+import numpy as np
+import pytest
+
+from roembed.data import Comparisons
+from roembed.losses import get_loss
+from roembed.objective import EdgeObjective, PairDistances, quadruplet_distances
+from roembed.projections import (center_gram, embedding_from_gram, project_psd, project_psd_rank,
+                                 top_eigenpairs)
+
+
+@pytest.fixture
+def graph():
+    rng = np.random.default_rng(0)
+    quads = []
+    while len(quads) < 60:
+        q = rng.choice(8, size=4, replace=False)
+        quads.append(q)
+    quads += [[0, 1, 0, 2], [0, 2, 0, 1], [3, 4, 3, 5]]  # triplets, incl. an opposite pair
+    return Comparisons(np.array(quads), n_objects=8, weight=rng.uniform(0.5, 3, len(quads))).aggregate()
+
+
+def objective_for(graph, loss, cap=None, two_sided=False):
+    return EdgeObjective(get_loss(loss), graph.edge_pairs[:, 0], graph.edge_pairs[:, 1], graph.votes,
+                         len(graph.pairs), cap, two_sided)
+
+
+def test_pair_distances_match_direct_computation(graph):
+    X = np.random.default_rng(1).standard_normal((8, 3))
+    dist = PairDistances(graph.pairs, 8)
+    d, _ = dist.from_embedding(X)
+    np.testing.assert_allclose(d, ((X[graph.pairs[:, 0]] - X[graph.pairs[:, 1]]) ** 2).sum(1))
+    np.testing.assert_allclose(dist.from_gram(X @ X.T), d, atol=1e-12)
+    near, far = quadruplet_distances(X, graph.edges)
+    np.testing.assert_allclose(near, d[graph.edge_pairs[:, 0]])
+    np.testing.assert_allclose(far, d[graph.edge_pairs[:, 1]])
+
+
+def test_gram_grad_is_adjoint_of_from_gram(graph):
+    rng = np.random.default_rng(2)
+    dist = PairDistances(graph.pairs, 8)
+    H = rng.standard_normal((8, 8))
+    H = H + H.T
+    g = rng.standard_normal(len(graph.pairs))
+    assert np.isclose(np.vdot(dist.from_gram(H), g), np.vdot(H, dist.gram_grad(g)))
+    np.testing.assert_allclose(dist.gram_grad(g), dist.gram_grad(g).T)
+
+
+@pytest.mark.parametrize("loss", ["squared", "hinge", "soe", "ste", "tste", "ckl"])
+@pytest.mark.parametrize("robust", [False, True])
+def test_embedding_gradient_matches_finite_differences(graph, loss, robust):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((8, 2))
+    cap = np.full(len(graph), 0.3) if robust else None
+    obj = objective_for(graph, loss, cap)
+    dist = PairDistances(graph.pairs, 8)
+
+    def f(flat):
+        d, _ = dist.from_embedding(flat.reshape(X.shape))
+        return obj.evaluate(d)[0]
+
+    d, diff = dist.from_embedding(X)
+    grad = dist.embedding_grad(obj.evaluate(d)[1], diff).ravel()
+    eps = 1e-6
+    fd = np.array([(f(X.ravel() + eps * e) - f(X.ravel() - eps * e)) / (2 * eps) for e in np.eye(X.size)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_votes_act_as_repeated_rows():
+    base = Comparisons([[0, 1, 2], [1, 2, 3], [3, 0, 1]], weight=[3.0, 1.0, 1.0]).aggregate()
+    rep = Comparisons([[0, 1, 2]] * 3 + [[1, 2, 3], [3, 0, 1]]).aggregate()
+    X = np.random.default_rng(4).standard_normal((4, 2))
+    np.testing.assert_array_equal(base.edges, rep.edges)
+    np.testing.assert_allclose(base.votes, rep.votes)
+    assert sorted(rep.votes) == [1.0, 1.0, 3.0]
+    values = []
+    for g in (base, rep):
+        d, _ = PairDistances(g.pairs, 4).from_embedding(X)
+        values.append(objective_for(g, "soe").evaluate(d)[0])
+    assert np.isclose(values[0], values[1])
+
+
+def test_top_eigenpairs_keep_the_largest():
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    G = (Q * np.array([-3.0, 0.5, 1.0, 2.0, 7.0, 4.0])) @ Q.T
+    vals, _ = top_eigenpairs(G, 2)
+    np.testing.assert_allclose(vals, [7.0, 4.0])
+    P = project_psd_rank(G, 2)
+    assert np.linalg.matrix_rank(P, tol=1e-8) == 2
+    np.testing.assert_allclose(np.linalg.eigvalsh(project_psd(G)).min(), 0.0, atol=1e-10)
+    X = embedding_from_gram(P, 2)
+    np.testing.assert_allclose(X @ X.T, P, atol=1e-10)
+
+
+def test_center_gram_keeps_distances():
+    X = np.random.default_rng(6).standard_normal((5, 3)) + 4.0
+    G, C = X @ X.T, center_gram(X @ X.T)
+    pairs = np.array([[0, 1], [2, 4], [1, 3]])
+    dist = PairDistances(pairs, 5)
+    np.testing.assert_allclose(dist.from_gram(G), dist.from_gram(C))
+    np.testing.assert_allclose(C.sum(axis=0), 0.0, atol=1e-10)
