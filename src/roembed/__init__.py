@@ -1,5 +1,7 @@
 """roembed: robust ordinal embedding from contaminated relative comparisons."""
 from .data import ComparisonGraph, Comparisons, InvalidComparisonsError, as_comparisons
+from .data import load_material, load_music, load_music_genres, load_things
 
 __version__ = "0.1.0"
-__all__ = ["Comparisons", "ComparisonGraph", "InvalidComparisonsError", "as_comparisons", "__version__"]
+__all__ = ["Comparisons", "ComparisonGraph", "InvalidComparisonsError", "as_comparisons", "__version__",
+           "load_music", "load_music_genres", "load_material", "load_things"]

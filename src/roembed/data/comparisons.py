@@ -168,6 +168,24 @@ class Comparisons:
             raise InvalidComparisonsError(f"row {r} is a quadruplet, not a triplet: {tuple(self._quads[r])}")
         return self._quads[:, [0, 1, 3]]
 
+    @cached_property
+    def used_objects(self) -> np.ndarray:
+        """Sorted indices of the objects that occur in at least one comparison."""
+        return np.unique(self._quads)
+
+    def drop_unused_objects(self) -> "Comparisons":
+        """The same responses over only the objects that occur, renumbered in their old order.
+
+        ``used_objects[new]`` is the old index of object ``new``; names follow their objects.
+        """
+        used = self.used_objects
+        if len(used) == self._n_objects:
+            return self
+        new_index = np.full(self._n_objects, -1, dtype=np.int64)
+        new_index[used] = np.arange(len(used))
+        names = None if self._object_names is None else tuple(self._object_names[o] for o in used)
+        return self._replace(quadruplets=new_index[self._quads], n_objects=len(used), object_names=names)
+
     def __repr__(self) -> str:
         kind = "triplets" if self.is_triplet else "quadruplets"
         extra = ", with annotators" if self.annotator is not None else ""

@@ -7,6 +7,7 @@ readers drops such rows instead, and reports how many and which.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,11 +17,16 @@ class InvalidComparisonsError(ValueError):
     """Raised for comparison data that cannot be used as it is."""
 
 
+class SkippedRowsWarning(UserWarning):
+    """Warns that rows were dropped (``on_invalid="skip"`` or a loader's cleaning)."""
+
+
 @dataclass
 class RowLocator:
     """Turns a row number into words: ``"row 3"`` or ``"data.csv line 5"``.
 
-    ``lines[r]`` is the 1-based file line of row ``r`` when known.
+    ``lines[r]`` is the 1-based file line of row ``r`` when known; without a
+    ``source`` it is the row number in the caller's input (for expanded rows).
     """
 
     source: str | None = None
@@ -28,7 +34,7 @@ class RowLocator:
 
     def __call__(self, row: int) -> str:
         if self.source is None:
-            return f"row {row}"
+            return f"row {row if self.lines is None else int(self.lines[row])}"
         if self.lines is not None:
             return f"{self.source} line {int(self.lines[row])}"
         return f"{self.source} row {row}"
@@ -49,6 +55,11 @@ class SkipReport:
         self.n_skipped += len(rows)
         for r in rows[: max(0, max_examples - len(self.examples))]:
             self.examples.append(f"{where(int(r))}: {reason}")
+
+    def warn(self, stacklevel: int = 3) -> None:
+        """Emits a :class:`SkippedRowsWarning` when anything was skipped."""
+        if self.n_skipped:
+            warnings.warn(str(self), SkippedRowsWarning, stacklevel=stacklevel)
 
     def __str__(self) -> str:
         if not self.n_skipped:

@@ -1,0 +1,63 @@
+"""Each real data set loads through the public API with its names and PROVENANCE.md counts."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import roembed
+from roembed.data import SkippedRowsWarning
+
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def _folder(name):
+    path = DATA / name
+    if not path.is_dir():
+        pytest.skip(f"{path} is absent")
+    return path
+
+
+def test_music_drops_degenerate_rows_loudly_and_keeps_names():
+    path = _folder("music-aset400-ste")
+    with pytest.warns(SkippedRowsWarning, match="skipped 17"):
+        music, report = roembed.load_music(path, return_report=True)
+    assert report.n_skipped == 17 and "line" in report.examples[0]
+    assert len(music) == 9107 - 17 and music.is_triplet
+    assert music.n_objects == 400 and len(music.object_names) == 400
+    with pytest.warns(SkippedRowsWarning):
+        full = roembed.load_music(path, objects="all")
+    assert full.n_objects == 412 and full.object_names[7] == "acdc" and full.object_names[232] == "miles_davis"
+    # renumbering keeps each triplet's artists
+    names_used = np.asarray(music.object_names)[music.triplets]
+    names_full = np.asarray(full.object_names)[full.triplets]
+    assert (names_used == names_full).all()
+    genres = roembed.load_music_genres(path)
+    assert len(genres) == 412 and (genres.str.len() == 0).sum() == 17
+    assert "jazz" in genres["miles_davis"] and "eurodance" in genres["ace_of_base"]
+    assert len(genres[list(music.object_names)]) == 400
+
+
+@pytest.mark.parametrize("split, n_queries, n_responses, n_tied", [("train", 22801, 92892, 1395), ("test", 3000, 11800, 262)])
+def test_material_votes_become_responses(split, n_queries, n_responses, n_tied):
+    material = roembed.load_material(_folder("material-similarity-lagunas2019"), split)
+    assert len(material) == n_responses and material.n_objects == 100 and material.is_triplet
+    assert material.object_names[0] == "alum-bronze"
+    graph = material.aggregate()
+    assert graph.votes.sum() == n_responses
+    # each query is one unordered triplet: a tie means both directions with equal votes
+    both = graph.reverse_edge >= 0
+    assert len(graph) - both.sum() // 2 == n_queries
+    assert (both & (graph.votes == graph.opposing_votes)).sum() // 2 == n_tied
+
+
+def test_things_odd_one_out_gives_two_triplets_per_answer_with_participants():
+    path = _folder("things-odd-one-out-repeated")
+    things = roembed.load_things(path)
+    assert len(things) == 40000 and things.n_objects == 1503
+    assert len(np.unique(things.annotator)) == 325
+    assert len(set(things.object_names)) == 1503
+    full = roembed.load_things(path, objects="all")
+    assert full.n_objects == 1854
+    assert [full.object_names[o] for o in (801, 804, 324, 1151)] == ["hot-air_balloon", "hot_tub", "chicken_wire", "pepper_mill"]
+    t = full.triplets
+    assert (t[0::2, 0] == t[1::2, 1]).all() and (t[0::2, 2] == t[1::2, 2]).all()
