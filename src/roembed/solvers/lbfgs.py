@@ -1,12 +1,28 @@
 """Factored solver: full-batch L-BFGS on the embedding ``X`` (n x p)."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
 
 from ..objective import EdgeObjective, PairDistances
+
+
+_OBSERVERS: contextvars.ContextVar = contextvars.ContextVar("roembed_iteration_observers", default=())
+
+
+@contextlib.contextmanager
+def observe_iterations(observer):
+    """Calls ``observer(iteration, value)`` after every iteration of every
+    :func:`minimize_embedding` run inside the block (used by progress bars)."""
+    token = _OBSERVERS.set(_OBSERVERS.get() + (observer,))
+    try:
+        yield
+    finally:
+        _OBSERVERS.reset(token)
 
 
 @dataclass
@@ -56,6 +72,8 @@ def minimize_embedding(
         history.append(last["value"])
         if callback is not None:
             callback(len(history), last["value"])
+        for observer in _OBSERVERS.get():
+            observer(len(history), last["value"])
 
     res = minimize(fun, np.asarray(X0, dtype=np.float64).ravel(), jac=True, method="L-BFGS-B",
                    callback=record, options=dict(maxiter=int(max_iter), ftol=tol, gtol=1e-10, maxcor=20))

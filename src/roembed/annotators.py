@@ -1,0 +1,226 @@
+r"""Which annotators to distrust: reliability scores from a fitted robust model.
+
+For every annotator ``a`` with responses ``R_a`` (weights ``w_r``), a fitted
+robust estimator gives two kinds of evidence:
+
+* **flagged share**: the share of ``R_a`` that sits on edges the model flagged
+  as outliers (``gamma_c != 0``), by count and by weight;
+* **agreement**: the weighted share of ``R_a`` that the fitted embedding
+  satisfies, :math:`\hat p_a = \sum_{r \in R_a} w_r [d(i_r, j_r) < d(l_r, k_r)] / \sum_r w_r`,
+  with a Wilson score interval at confidence ``1 - alpha`` computed with the
+  effective number of votes :math:`n_a = (\sum w_r)^2 / \sum w_r^2` (the vote
+  count when all weights are 1), so annotators with few votes get wide intervals.
+
+An annotator is *suspect* when even the upper end of the interval is below the
+midpoint between chance (0.5) and the median agreement of all annotators:
+they agree with the consensus embedding clearly less than a typical annotator,
+whatever the base noise level of the data.  The table is ranked by the upper
+end of the interval, so confidently unreliable annotators come first.
+
+:func:`fit_with_annotator_reweighting` turns the scores into per-annotator
+weights and refits, for a few rounds.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
+
+from .data import as_comparisons
+from .objective import quadruplet_distances
+
+logger = logging.getLogger(__name__)
+
+CHANCE_AGREEMENT = 0.5
+
+
+def wilson_interval(successes, n, confidence: float = 0.95):
+    """Wilson score interval for a binomial proportion ``successes / n`` (arrays allowed).
+
+    ``n`` may be an effective (real-valued) count; ``n == 0`` gives ``(0, 1)``.
+    """
+    successes, n = np.asarray(successes, float), np.asarray(n, float)
+    z = norm.ppf(0.5 + confidence / 2.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(n > 0, successes / n, 0.5)
+        denom = 1.0 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
+    high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return low, high
+
+
+def suspect_threshold(agreement) -> float:
+    """Midpoint between chance agreement and the median annotator's agreement."""
+    return 0.5 * (CHANCE_AGREEMENT + float(np.nanmedian(agreement)))
+
+
+def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95) -> pd.DataFrame:
+    """Per-annotator reliability table of a fitted robust estimator, least reliable first.
+
+    Parameters
+    ----------
+    estimator
+        Fitted, with ``graph_`` (responses with annotator ids), ``embedding_`` and
+        ``outlier_mask_`` (one flag per edge, see ``OutlierReportMixin``).
+    weight : (m,) array, optional
+        Response weights to score with (default: the weights the model was fitted
+        with).  Reweighting passes the original weights here.
+    confidence : float
+        Level of the Wilson interval of the agreement.
+
+    Returns
+    -------
+    DataFrame with columns ``annotator, n_votes, weight, flagged_votes,
+    flagged_share, weighted_flagged_share, mean_abs_gamma, agreement,
+    agreement_low, agreement_high, suspect``, one row per annotator, sorted by
+    ``agreement_high`` (ascending), then ``weighted_flagged_share`` (descending).
+    """
+    check_is_fitted(estimator, ["graph_", "embedding_", "outlier_mask_"])
+    graph = estimator.graph_
+    responses = graph.comparisons
+    if responses.annotator is None:
+        raise ValueError("annotator reliability needs comparisons with annotator ids")
+    w = responses.weight if weight is None else np.asarray(weight, dtype=np.float64)
+    if w.shape != (len(responses),):
+        raise ValueError(f"got {w.size} weights for {len(responses)} responses")
+    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
+    who = who.reshape(-1)
+    n_ann = len(ids)
+
+    def per_annotator(values):
+        return np.bincount(who, weights=values, minlength=n_ann)
+
+    on_flagged = np.asarray(estimator.outlier_mask_, bool)[graph.response_edge]
+    gamma = getattr(estimator, "gamma_", None)
+    abs_gamma = np.zeros(len(responses)) if gamma is None else np.abs(np.asarray(gamma))[graph.response_edge]
+    d_near, d_far = quadruplet_distances(estimator.embedding_, responses.quadruplets)
+    agrees = (d_near < d_far).astype(float)
+
+    n_votes = np.bincount(who, minlength=n_ann)
+    w_sum, w_sq = per_annotator(w), per_annotator(w * w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        n_eff = np.where(w_sq > 0, w_sum ** 2 / w_sq, 0.0)
+        agreement = per_annotator(w * agrees) / w_sum
+        weighted_flagged = per_annotator(w * on_flagged) / w_sum
+    low, high = wilson_interval(np.nan_to_num(agreement) * n_eff, n_eff, confidence)
+    table = pd.DataFrame({
+        "annotator": ids,
+        "n_votes": n_votes,
+        "weight": w_sum,
+        "flagged_votes": per_annotator(on_flagged.astype(float)).astype(np.int64),
+        "flagged_share": per_annotator(on_flagged.astype(float)) / n_votes,
+        "weighted_flagged_share": weighted_flagged,
+        "mean_abs_gamma": per_annotator(abs_gamma) / n_votes,
+        "agreement": agreement,
+        "agreement_low": low,
+        "agreement_high": high,
+    })
+    table["suspect"] = table["agreement_high"] < suspect_threshold(agreement)
+    table = table.sort_values(["agreement_high", "weighted_flagged_share"], ascending=[True, False], kind="stable")
+    return table.reset_index(drop=True)
+
+
+def reliability_weights(table: pd.DataFrame, min_weight: float = 1e-3) -> pd.Series:
+    r"""Per-annotator weights from a reliability table.
+
+    :math:`v_a = \mathrm{clip}\big((u_a - 0.5) / (\tilde p - 0.5),\ \text{min\_weight},\ 1\big)`
+    with ``u_a`` the upper end of the agreement interval and ``p~`` the median
+    agreement: typical annotators keep weight 1, annotators at chance level (or
+    worse: systematic flippers) drop to ``min_weight``; few votes -> wide interval
+    -> benefit of the doubt.
+    """
+    ref = float(np.nanmedian(table["agreement"]))
+    if ref <= CHANCE_AGREEMENT:
+        logger.warning("median annotator agreement %.3f is at chance level: no reweighting", ref)
+        return pd.Series(1.0, index=table["annotator"].to_numpy(), name="weight")
+    v = (table["agreement_high"].to_numpy() - CHANCE_AGREEMENT) / (ref - CHANCE_AGREEMENT)
+    return pd.Series(np.clip(v, min_weight, 1.0), index=table["annotator"].to_numpy(), name="weight")
+
+
+@dataclass
+class ReweightingResult:
+    """Outcome of :func:`fit_with_annotator_reweighting`.
+
+    ``estimator`` is the kept fit, ``annotator_weight`` the weights it was fitted
+    with, ``reliability`` its reliability table (scored with the original
+    weights), ``history`` one row per round.
+    """
+
+    estimator: object
+    annotator_weight: pd.Series
+    reliability: pd.DataFrame
+    history: pd.DataFrame
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.history)
+
+
+def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 4, tol: float = 0.05,
+                                   min_weight: float = 1e-3, validation=None, confidence: float = 0.95,
+                                   log=None) -> ReweightingResult:
+    """Fits, scores annotators, down-weights unreliable ones and refits.
+
+    Round 0 fits ``clone(estimator)`` on ``comparisons`` as given.  Each later round
+    sets every response's ``sample_weight`` to its annotator's weight from
+    :func:`reliability_weights` (scored on the previous round's fit) and refits.
+
+    Stopping rule: stop after ``max_rounds`` refits, or when no annotator weight
+    changed by more than ``tol``.  With ``validation`` comparisons, each round is
+    also scored on them, the loop stops as soon as the validation score drops,
+    and the best round is kept (otherwise the last one).
+
+    ``log`` (a callable taking a string, default the module logger at INFO)
+    receives one line per round.
+    """
+    comparisons = as_comparisons(comparisons)
+    if comparisons.annotator is None:
+        raise ValueError("annotator reweighting needs comparisons with annotator ids")
+    if not (isinstance(max_rounds, (int, np.integer)) and max_rounds >= 0):
+        raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
+    if not 0.0 <= min_weight <= 1.0:
+        raise ValueError(f"min_weight must be in [0, 1], got {min_weight!r}")
+    log = log or logger.info
+    base_weight = comparisons.weight
+    annotators = np.asarray(comparisons.annotator)
+    ann_weight = pd.Series(1.0, index=np.unique(annotators), name="weight")
+    rows, best = [], None
+    for rnd in range(max_rounds + 1):
+        fitted = clone(estimator).fit(comparisons, sample_weight=ann_weight.loc[annotators].to_numpy())
+        table = annotator_reliability(fitted, weight=base_weight, confidence=confidence)
+        new_weight = reliability_weights(table, min_weight).reindex(ann_weight.index)
+        change = float(np.abs(new_weight - ann_weight).max())
+        row = {"round": rnd, "objective": float(getattr(fitted, "objective_", np.nan)),
+               "n_suspect": int(table["suspect"].sum()),
+               "n_downweighted": int((ann_weight < 1).sum()),
+               "train_score": fitted.score(comparisons),
+               "max_weight_change": change}
+        if validation is not None:
+            row["validation_score"] = fitted.score(validation)
+        rows.append(row)
+        log("annotator reweighting round {round}: {n_downweighted} annotators down-weighted, "
+            "{n_suspect} suspect, objective {objective:.6g}, train score {train_score:.4f}".format(**row)
+            + (f", validation score {row['validation_score']:.4f}" if validation is not None else "")
+            + f", next weights change by {change:.3f}")
+        if validation is None or best is None or row["validation_score"] >= best[0]:
+            best = (row.get("validation_score", 0.0), rnd, (fitted, ann_weight.copy(), table))
+        else:
+            log(f"validation score dropped in round {rnd}: stopping, keeping round {best[1]}")
+            break
+        if change <= tol:
+            log(f"annotator weights converged (change {change:.3f} <= tol {tol}) after round {rnd}")
+            break
+        ann_weight = new_weight
+    fitted, weights, table = best[2]
+    return ReweightingResult(fitted, weights, table, pd.DataFrame(rows))
+
+
+__all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
+           "wilson_interval", "suspect_threshold", "ReweightingResult"]
