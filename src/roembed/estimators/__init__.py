@@ -1,4 +1,6 @@
 """Estimators: thin compositions of a loss, a parametrisation and a solver."""
 from .base import OrdinalEmbedding
+from .competitors import CKL, GNMDS, SOE, STE, TSTE
+from .embedding import LossEmbedding
 
-__all__ = ["OrdinalEmbedding"]
+__all__ = ["OrdinalEmbedding", "LossEmbedding", "GNMDS", "CKL", "STE", "TSTE", "SOE"]

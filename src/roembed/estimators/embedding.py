@@ -2,37 +2,81 @@ r"""Embedding by minimising a comparison loss: the shared core of the estimators
 
 ``LossEmbedding`` minimises
 
-.. math::  \frac{1}{\sum_c w_c} \sum_c w_c\, \psi_c(s_c(X)) \;+\; \alpha \|X\|_F^2
+.. math::  \frac{1}{\sum_c w_c} \sum_c w_c\, \psi_c(s_c) \;+\; \alpha\, \mathrm{tr}(G),
+           \qquad G = X X^T,\ \mathrm{tr}(G) = \|X\|_F^2,
 
-over the embedding ``X`` (factored solver, L-BFGS), where ``w_c`` are the votes
-of edge ``c`` of the comparison graph (real-valued weights enter the gradient;
-rows are never repeated), ``s_c`` the loss's margin and ``psi_c`` the loss's
-penalty, optionally with outlier caps (the robust estimators).  Subclasses
-choose the loss (``_loss``) and the caps (``_outlier_caps``).
+where ``w_c`` are the votes of edge ``c`` of the comparison graph (real-valued
+weights enter the gradient; rows are never repeated), ``s_c`` the loss's margin
+and ``psi_c`` the loss's penalty, optionally with outlier caps (the robust
+estimators).  Two solvers share this objective:
+
+``solver="factored"`` (alias ``"lbfgs"``)
+    ``X`` in ``R^{n x p}``, full-batch L-BFGS with analytic gradients
+    (:func:`roembed.solvers.minimize_embedding`).  The fast path.
+``solver="gram"``
+    The "-p" form of Jain, Jamieson & Nowak (2016): projected gradient with
+    Armijo backtracking on ``G``, projected onto the rank-``p`` PSD matrices
+    (:func:`roembed.solvers.minimize_gram`).  ``O(n^3)`` per step.
+``solver="torch"``
+    The factored objective with L-BFGS on a torch device (optional extra;
+    ``device``/``dtype`` attributes are used where a subclass defines them).
+
+Subclasses choose the loss (``_loss``), the caps (``_outlier_caps``), the
+starting point (``_initial_embedding``) and may add solvers (``_SOLVERS``).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from ..data import ComparisonGraph
 from ..losses import Loss
 from ..objective import PairDistances
-from ..solvers import minimize_embedding
+from ..projections import embedding_from_gram
+from ..solvers import minimize_embedding, minimize_gram
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
 
 class LossEmbedding(OrdinalEmbedding):
     """Base for estimators defined by a loss; not used directly.
 
-    Subclasses call ``super().__init__`` from an ``__init__`` that lists their
-    parameters explicitly (scikit-learn reads the signature).
+    Parameters
+    ----------
+    n_components : int
+        Dimension ``p`` of the embedding.
+    solver : {"factored", "lbfgs", "gram", "torch"}
+        See the module docstring.
+    alpha : float or "auto"
+        Ridge ``alpha tr(G)`` on the vote-normalised objective; ``"auto"`` takes the
+        estimator's default (``default_alpha``, tuned on validation data).
+    max_iter : int
+    tol : float
+        Relative decrease of the objective below which the solver stops.
+    init_scale : float or "auto"
+        Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).
+    random_state : int, RandomState or None
+    verbose : int
+        Print the objective every ``verbose`` iterations (0: silent).
+
+    Subclasses with extra parameters list all of them in their own ``__init__``
+    and call ``super().__init__`` (scikit-learn reads the signature).
     """
 
-    def __init__(self, n_components=2, *, alpha=0.0, max_iter=1000, tol=1e-9, random_state=None, verbose=0):
+    default_alpha = 0.0
+    default_init_scale = 1e-2
+    _SOLVERS = {"factored": "_solve_factored", "lbfgs": "_solve_factored", "gram": "_solve_gram",
+                "torch": "_solve_torch"}
+
+    def __init__(self, n_components=2, *, solver="factored", alpha="auto", max_iter=1000, tol=1e-9,
+                 init_scale="auto", random_state=None, verbose=0):
         self.n_components = n_components
+        self.solver = solver
         self.alpha = alpha
         self.max_iter = max_iter
         self.tol = tol
+        self.init_scale = init_scale
         self.random_state = random_state
         self.verbose = verbose
 
@@ -46,9 +90,18 @@ class LossEmbedding(OrdinalEmbedding):
 
     def _check_params(self) -> None:
         super()._check_params()
-        check_param("alpha", self.alpha, low=0)
+        if self.solver not in self._SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(self._SOLVERS)}, got {self.solver!r}")
+        if self.alpha != "auto":
+            check_param("alpha", self.alpha, low=0)
+        if self.init_scale != "auto":
+            check_param("init_scale", self.init_scale, low=0, low_open=True)
         check_param("max_iter", self.max_iter, low=1, integer=True)
         check_param("tol", self.tol, low=0)
+
+    def _alpha(self) -> float:
+        """The ridge actually used (``alpha`` with ``"auto"`` resolved)."""
+        return float(self.default_alpha if self.alpha == "auto" else self.alpha)
 
     # -- fitting -------------------------------------------------------------
     def _objective(self, graph: ComparisonGraph):
@@ -59,14 +112,50 @@ class LossEmbedding(OrdinalEmbedding):
                               getattr(self, "two_sided", False))
 
     def _initial_embedding(self, graph: ComparisonGraph) -> np.ndarray:
-        return random_embedding(graph.n_objects, self.n_components, self.random_state)
+        scale = self.default_init_scale if self.init_scale == "auto" else self.init_scale
+        return random_embedding(graph.n_objects, self.n_components, self.random_state, scale)
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:
         objective = self._objective(graph)
         distances = PairDistances(graph.pairs, graph.n_objects)
-        result = minimize_embedding(objective, distances, self._initial_embedding(graph), alpha=self.alpha,
-                                    max_iter=self.max_iter, tol=self.tol)
-        self._store_result(result.solution, result, objective, distances)
+        solve = getattr(self, self._SOLVERS[self.solver])
+        X, result = solve(objective, distances, self._initial_embedding(graph))
+        if not result.converged:
+            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
+                          f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=3)
+        self._store_result(X, result, objective, distances)
+
+    def _progress(self):
+        if not self.verbose:
+            return None
+        every = int(self.verbose)
+
+        def report(iteration, value):
+            if iteration % every == 0:
+                print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
+        return report
+
+    def _solve_factored(self, objective, distances, X0):
+        """L-BFGS on ``X``; returns ``(X, SolverResult)``."""
+        result = minimize_embedding(objective, distances, X0, alpha=self._alpha(), max_iter=self.max_iter,
+                                    tol=self.tol, callback=self._progress())
+        return result.solution, result
+
+    def _solve_torch(self, objective, distances, X0):
+        """L-BFGS on ``X`` with torch (see :mod:`roembed.solvers.torch_lbfgs`)."""
+        from ..solvers.torch_lbfgs import minimize_embedding_torch
+
+        result = minimize_embedding_torch(objective, distances, X0, alpha=self._alpha(), max_iter=self.max_iter,
+                                          tol=self.tol, device=getattr(self, "device", None),
+                                          dtype=getattr(self, "dtype", "float64"), callback=self._progress())
+        return result.solution, result
+
+    def _solve_gram(self, objective, distances, X0):
+        """Projected gradient on ``G`` (rank ``n_components``); sets ``gram_``."""
+        result = minimize_gram(objective, distances, X0 @ X0.T, self.n_components, alpha=self._alpha(),
+                               max_iter=self.max_iter, tol=self.tol, callback=self._progress())
+        self.gram_ = result.solution
+        return embedding_from_gram(result.solution, self.n_components), result
 
     def _store_result(self, X, result, objective, distances) -> None:
         self.embedding_ = X

@@ -1,0 +1,92 @@
+r"""The "-p" solver of Jain, Jamieson & Nowak (2016): projected gradient on the Gram matrix.
+
+Minimises
+
+.. math::  F(G) = f(d(G)) + \alpha\, \mathrm{tr}(G)
+           \quad \text{over } G \in \mathcal{K}_p = \{G \succeq 0,\ \mathrm{rank}\, G \le p\}
+
+(``tr G = ||X||_F^2`` for ``G = X X^T``, so ``alpha`` is the same ridge as in the
+factored solver) by the iteration
+
+.. math::  G^+(t) = P_p\big(G - t \nabla F(G)\big)
+
+where ``P_p`` keeps the ``p`` largest eigenpairs, clipped at zero
+(:func:`roembed.projections.project_psd_rank`).  The step ``t`` is chosen by
+Armijo backtracking along the projection arc (Bertsekas): halve ``t`` until
+
+.. math::  F(G^+(t)) \le F(G) + \sigma \langle \nabla F(G), G^+(t) - G \rangle,
+
+starting each search from twice the last accepted step.  ``f`` and its
+gradient come from :class:`~roembed.objective.EdgeObjective` via
+:meth:`PairDistances.from_gram` and its adjoint :meth:`PairDistances.gram_grad`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..objective import EdgeObjective, PairDistances
+from ..projections import project_psd_rank
+from .lbfgs import SolverResult
+
+
+def minimize_gram(
+    objective: EdgeObjective,
+    distances: PairDistances,
+    G0: np.ndarray,
+    rank: int,
+    *,
+    alpha: float = 0.0,
+    max_iter: int = 1000,
+    tol: float = 1e-7,
+    step: float = 1.0,
+    sigma: float = 1e-4,
+    max_backtracks: int = 50,
+    callback=None,
+) -> SolverResult:
+    """Projected gradient with Armijo backtracking on ``G`` (n x n), rank at most ``rank``.
+
+    Stops when the relative decrease of ``F`` in an iteration falls below ``tol``,
+    when no step satisfies the Armijo condition (``converged`` is then True if
+    the projected step is already negligible), or after ``max_iter`` iterations.
+    ``callback(iteration, value)`` is called once per iteration.
+    """
+    n = distances.n_objects
+    eye_diag = np.arange(n)
+
+    def value_grad(G):
+        value, g_pair, _ = objective.evaluate(distances.from_gram(G))
+        grad = distances.gram_grad(g_pair)
+        if alpha:
+            value = value + alpha * np.trace(G)
+            grad[eye_diag, eye_diag] += alpha
+        return float(value), grad
+
+    G = project_psd_rank(np.asarray(G0, dtype=np.float64), rank)
+    value, grad = value_grad(G)
+    history, converged, message = [], False, "maximum number of iterations reached"
+    t = float(step)
+    n_iter = 0
+    for n_iter in range(1, int(max_iter) + 1):
+        t *= 2.0
+        for _ in range(max_backtracks):
+            G_new = project_psd_rank(G - t * grad, rank)
+            decrease = float(np.vdot(grad, G_new - G))
+            if decrease < 0:
+                value_new, grad_new = value_grad(G_new)
+                if value_new <= value + sigma * decrease:
+                    break
+            t *= 0.5
+        else:
+            converged = abs(decrease) <= tol * max(abs(value), 1e-300)
+            message = "line search found no decrease" + (" (stationary)" if converged else "")
+            n_iter -= 1
+            break
+        old = value
+        G, value, grad = G_new, value_new, grad_new
+        history.append(value)
+        if callback is not None:
+            callback(n_iter, value)
+        if old - value <= tol * max(abs(old), 1e-300):
+            converged, message = True, "relative decrease of the objective below tol"
+            break
+    return SolverResult(G, value, n_iter, converged, history, message)
