@@ -25,11 +25,13 @@ ids.  The ground truth (which votes were flipped, which annotators spam) is kept
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from sklearn.utils import check_random_state
 
 from ..data import Comparisons
+from ..objective import quadruplet_distances
 
 CONTAMINATION_MODELS = ("vote", "majority", "unanimous", "spammers")
 
@@ -148,3 +150,44 @@ def make_synthetic(
         model=model,
         rate=float(rate),
     )
+
+
+@dataclass
+class Split:
+    """One trial of a protocol: train / validation / test comparisons and the contamination truth."""
+
+    train: Comparisons
+    validation: Comparisons
+    test: Comparisons
+    wrong_edge: Callable[[np.ndarray], np.ndarray]  # canonical quadruplets (E, 4) -> bool: contradicts the truth
+    n_contaminated: int  # contaminated training votes
+
+
+@dataclass(frozen=True)
+class SyntheticProtocol:
+    """The paper's simulation as a runner protocol (see :func:`make_synthetic`); shrink it for quick runs."""
+
+    n_objects: int = 100
+    dim: int = 10
+    n_train: int = 10_000
+    n_validation: int = 10_000
+    n_test: int | None = None
+    votes: tuple = (15, 50)
+    n_annotators: int = 100
+    name: str = "synthetic"
+    models: tuple = CONTAMINATION_MODELS
+
+    @property
+    def n_components(self) -> int:
+        return self.dim
+
+    def draw(self, model: str, rate: float, seed: int) -> Split:
+        data = make_synthetic(self.n_objects, self.dim, self.n_train, self.n_validation, self.votes, rate, model,
+                              self.n_annotators, self.n_test, random_state=seed)
+        X = data.X_true
+
+        def wrong_edge(quads):
+            d_near, d_far = quadruplet_distances(X, quads)
+            return d_near > d_far
+
+        return Split(data.train, data.validation, data.test, wrong_edge, int(data.flipped.sum()))
