@@ -1,0 +1,186 @@
+"""Pictures of a fit: the embedding, the outliers and the annotators.
+
+Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot, so
+no GUI backend and no global state) and saved atomically with :func:`save_figure`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ._io import atomic_path
+
+OTHER = "other"
+
+
+def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
+    """First two principal coordinates of ``X`` (n x p); returns them and an axis note."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] < 1:
+        raise ValueError(f"expected an (n, p) embedding, got shape {X.shape}")
+    if X.shape[1] == 1:
+        return np.column_stack([X[:, 0], np.zeros(len(X))]), "coordinate 1"
+    if X.shape[1] == 2:
+        return X, "coordinates 1-2"
+    centred = X - X.mean(axis=0)
+    U, S, _ = np.linalg.svd(centred, full_matrices=False)
+    share = (S[:2] ** 2).sum() / max((S ** 2).sum(), 1e-300)
+    return U[:, :2] * S[:2], f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
+
+
+def _spread_labels(xy: np.ndarray, max_labels: int, min_gap: float = 0.045) -> np.ndarray:
+    """Indices of points to label: greedily, outermost first, at least ``min_gap``
+    (as a fraction of the plot's extent) from every label already placed."""
+    span = np.ptp(xy, axis=0)
+    unit = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0)
+    order = np.argsort(-np.linalg.norm(unit - 0.5, axis=1), kind="stable")
+    chosen: list[int] = []
+    for o in order:
+        if len(chosen) >= max_labels:
+            break
+        if not chosen or np.min(np.abs(unit[chosen] - unit[o]).max(axis=1)) >= min_gap:
+            chosen.append(int(o))
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _category_colours(labels: Sequence, max_categories: int):
+    """Maps labels to colours: the most frequent ``max_categories`` get their own, the rest grey."""
+    labels = pd.Series(list(labels), dtype="object").fillna(OTHER).astype(str).replace("", OTHER)
+    top = [c for c in labels.value_counts().index if c != OTHER][:max_categories]
+    palette = [c for name in ("tab10", "Dark2", "Set1") for c in _cmap_colours(name)]
+    colour_of = {c: palette[t % len(palette)] for t, c in enumerate(top)}
+    cats = labels.where(labels.isin(top), OTHER)
+    return cats.to_numpy(), colour_of
+
+
+def _cmap_colours(name: str):
+    from matplotlib import colormaps
+
+    return list(colormaps[name].colors)
+
+
+def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
+                   max_labels: int = 40, max_categories: int = 10, title: str | None = None,
+                   label_title: str | None = None, figsize=(8.0, 7.0)) -> Figure:
+    """Scatter of the embedding (first two coordinates; PCA for p > 2).
+
+    ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
+    category per object, e.g. a genre) colour the points, the ``max_categories``
+    most frequent get a colour and a legend entry, the rest are grey "other".
+    """
+    xy, axis_note = project_2d(X)
+    n = len(xy)
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    if labels is not None:
+        if len(labels) != n:
+            raise ValueError(f"got {len(labels)} labels for {n} objects")
+        cats, colour_of = _category_colours(labels, max_categories)
+        grey = cats == OTHER
+        ax.scatter(xy[grey, 0], xy[grey, 1], s=14, color="0.75", label=f"{OTHER} / none", zorder=1)
+        for c, colour in colour_of.items():
+            sel = cats == c
+            ax.scatter(xy[sel, 0], xy[sel, 1], s=22, color=colour, label=f"{c} ({sel.sum()})", zorder=2)
+        ax.legend(title=label_title, fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5),
+                  frameon=False)
+    else:
+        ax.scatter(xy[:, 0], xy[:, 1], s=18, color="C0")
+    if names is not None:
+        if len(names) != n:
+            raise ValueError(f"got {len(names)} names for {n} objects")
+        for o in _spread_labels(xy, max_labels):
+            ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
+    ax.set_xlabel(axis_note)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.set_title(title or f"Embedding of {n} objects")
+    return fig
+
+
+def plot_outliers(estimator, *, max_drawn: int = 30, title: str | None = None, figsize=(13.0, 5.5)) -> Figure:
+    """Left: histogram of the outlier shifts ``gamma_c`` over the edges.  Right:
+    the embedding with the ``max_drawn`` largest flagged comparisons drawn: a red
+    segment joins the pair the voters called *closer*, a dotted grey one the pair
+    they called *farther* (for a flagged edge the embedding says the opposite)."""
+    gamma = np.abs(np.asarray(estimator.gamma_, dtype=np.float64))
+    mask = np.asarray(estimator.outlier_mask_, bool)
+    graph = estimator.graph_
+    xy, axis_note = project_2d(estimator.embedding_)
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax_hist, ax_emb = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
+    if mask.any():
+        ax_hist.hist(gamma[mask], bins=40, color="C3", weights=np.ones(mask.sum()))
+    ax_hist.set_xlabel("outlier shift |gamma_c| of flagged edges")
+    ax_hist.set_ylabel("edges")
+    ax_hist.set_title(f"{mask.sum()} of {len(mask)} edges flagged ({100 * mask.mean():.1f}%); "
+                      f"{(~mask).sum()} have gamma = 0", fontsize="medium")
+    ax_emb.scatter(xy[:, 0], xy[:, 1], s=12, color="0.6", zorder=2)
+    flagged = np.flatnonzero(mask)
+    top = flagged[np.argsort(-gamma[flagged], kind="stable")][:max_drawn]
+    names = graph.object_names
+    for rank, e in enumerate(top):
+        i, j, l, k = graph.edges[e]
+        ax_emb.plot(xy[[i, j], 0], xy[[i, j], 1], color="C3", lw=1.2, alpha=0.8, zorder=3,
+                    label="called closer" if rank == 0 else None)
+        ax_emb.plot(xy[[l, k], 0], xy[[l, k], 1], color="0.3", lw=0.8, ls=":", zorder=3,
+                    label="called farther" if rank == 0 else None)
+    if len(top) and names is not None:
+        shown = np.unique(graph.edges[top[: min(8, len(top))]])
+        for o in shown:
+            ax_emb.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7)
+    if len(top):
+        ax_emb.legend(fontsize="small", loc="best")
+    ax_emb.set_xlabel(axis_note)
+    ax_emb.set_aspect("equal", adjustable="datalim")
+    ax_emb.set_title(f"the {len(top)} most suspicious comparisons", fontsize="medium")
+    fig.suptitle(title or "Outliers")
+    return fig
+
+
+def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None = None,
+                    figsize=(8.0, 5.5)) -> Figure:
+    """Agreement of each annotator with the embedding (with its interval) against
+    their number of votes; suspects in red, the ``n_named`` least reliable named."""
+    from .annotators import suspect_threshold
+
+    t = table.reset_index(drop=True)
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    yerr = np.vstack([t["agreement"] - t["agreement_low"], t["agreement_high"] - t["agreement"]])
+    for flag, colour, label in ((False, "C0", "reliable"), (True, "C3", "suspect")):
+        sel = (t["suspect"] == flag).to_numpy()
+        if sel.any():
+            ax.errorbar(t.loc[sel, "n_votes"], t.loc[sel, "agreement"], yerr=yerr[:, sel], fmt="o", ms=3.5,
+                        color=colour, ecolor=colour, elinewidth=0.7, alpha=0.8,
+                        label=f"{label} ({sel.sum()})")
+    threshold = suspect_threshold(t["agreement"])
+    ax.axhline(threshold, color="C3", lw=0.8, ls="--", label=f"suspect below {threshold:.2f}")
+    ax.axhline(0.5, color="0.5", lw=0.8, ls=":", label="chance (0.5)")
+    for r in range(min(n_named, len(t))):
+        ax.annotate(str(t.loc[r, "annotator"]), (t.loc[r, "n_votes"], t.loc[r, "agreement"]),
+                    xytext=(4, -3), textcoords="offset points", fontsize=7)
+    if t["n_votes"].max() > 20 * max(t["n_votes"].min(), 1):
+        ax.set_xscale("log")
+    ax.set_xlabel("votes given")
+    ax.set_ylabel("agreement with the embedding (95% Wilson interval)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize="small", loc="lower right")
+    ax.set_title(title or f"Reliability of {len(t)} annotators")
+    return fig
+
+
+def save_figure(fig: Figure, path, formats: Sequence[str] = ("png",), dpi: int = 150) -> list[Path]:
+    """Saves ``fig`` as ``path`` with each suffix in ``formats``, atomically; returns the paths."""
+    written = []
+    for fmt in formats:
+        target = Path(path).with_suffix(f".{fmt.lstrip('.')}")
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt.lstrip("."), dpi=dpi)
+        written.append(target)
+    return written
+
+
+__all__ = ["plot_embedding", "plot_outliers", "plot_annotators", "save_figure", "project_2d"]

@@ -1,0 +1,107 @@
+"""Pictures: they draw what they claim and are saved atomically."""
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from roembed import plotting
+from roembed.data import Comparisons
+from roembed.plotting import plot_annotators, plot_embedding, plot_outliers, project_2d, save_figure
+
+
+class FakeFit:
+    """What the outlier picture reads from a fitted robust estimator."""
+
+    def __init__(self, n=12, with_names=True):
+        rng = np.random.default_rng(0)
+        q = np.array([(i, j, k) for i, j, k in rng.integers(0, n, size=(300, 3)) if len({i, j, k}) == 3])
+        names = [f"o{i}" for i in range(n)] if with_names else None
+        self.graph_ = Comparisons(q, n_objects=n, object_names=names).aggregate()
+        self.embedding_ = rng.normal(size=(n, 3))
+        self.gamma_ = np.where(rng.random(len(self.graph_)) < 0.2, rng.exponential(size=len(self.graph_)), 0.0)
+        self.outlier_mask_ = self.gamma_ > 0
+
+
+def test_project_2d_is_pca():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 3)) * [5.0, 1.0, 0.1]
+    xy, note = project_2d(X)
+    assert xy.shape == (50, 2) and "principal" in note
+    # the projection keeps the two large directions: distances are nearly preserved
+    d_full = np.linalg.norm(X[:, None] - X[None], axis=-1)
+    d_2d = np.linalg.norm(xy[:, None] - xy[None], axis=-1)
+    assert np.abs(d_full - d_2d).max() < 0.5
+    assert np.array_equal(project_2d(X[:, :2])[0], X[:, :2])
+    with pytest.raises(ValueError):
+        project_2d(np.zeros(5))
+
+
+def test_labels_are_spread_out():
+    xy = np.random.default_rng(2).normal(size=(500, 2))
+    chosen = plotting._spread_labels(xy, max_labels=30, min_gap=0.05)
+    assert 0 < len(chosen) <= 30 and len(set(chosen)) == len(chosen)
+    unit = (xy - xy.min(0)) / np.ptp(xy, axis=0)
+    gaps = np.abs(unit[chosen][:, None] - unit[chosen][None]).max(-1) + np.eye(len(chosen))
+    assert gaps.min() >= 0.05
+
+
+def test_embedding_plot_colours_and_legend():
+    X = np.random.default_rng(3).normal(size=(30, 2))
+    labels = ["rock"] * 12 + ["jazz"] * 8 + ["pop"] * 5 + [""] * 5
+    fig = plot_embedding(X, [f"n{i}" for i in range(30)], labels, max_categories=2, label_title="genre")
+    ax = fig.axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["other / none", "rock (12)", "jazz (8)"]  # pop is folded into "other"
+    assert len(ax.texts) > 0
+    with pytest.raises(ValueError, match="labels"):
+        plot_embedding(X, labels=labels[:-1])
+    with pytest.raises(ValueError, match="names"):
+        plot_embedding(X, names=["a"])
+
+
+def test_outlier_plot_draws_the_flagged_comparisons():
+    fit = FakeFit()
+    fig = plot_outliers(fit, max_drawn=5)
+    ax_hist, ax_emb = fig.axes
+    assert len(ax_emb.lines) == 2 * 5  # a near and a far segment per drawn comparison
+    assert sum(p.get_height() for p in ax_hist.patches) == fit.outlier_mask_.sum()
+    fit.gamma_[:] = 0.0
+    fit.outlier_mask_[:] = False
+    assert len(plot_outliers(FakeFit(with_names=False)).axes) == 2
+    assert len(plot_outliers(fit).axes[1].lines) == 0  # nothing flagged: nothing drawn
+
+
+def test_annotator_plot_marks_suspects():
+    table = pd.DataFrame({"annotator": ["a", "b", "c"], "n_votes": [10, 200, 50],
+                          "agreement": [0.2, 0.9, 0.85], "agreement_low": [0.05, 0.85, 0.75],
+                          "agreement_high": [0.5, 0.94, 0.92], "suspect": [True, False, False]})
+    fig = plot_annotators(table, n_named=1)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["a"]
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "suspect (1)" in legend and "reliable (2)" in legend
+
+
+def test_save_png_and_svg(tmp_path):
+    fig = plot_embedding(np.eye(3)[:, :2])
+    paths = save_figure(fig, tmp_path / "sub" / "pic", ("png", "svg"))
+    assert [p.name for p in paths] == ["pic.png", "pic.svg"]
+    assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in paths[1].read_text()
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["pic.png", "pic.svg"]
+
+
+def test_crash_while_saving_leaves_no_file(tmp_path, monkeypatch):
+    target = tmp_path / "pic.png"
+    target.write_bytes(b"old picture")
+
+    def crash(self, fname, **kwargs):
+        with open(fname, "wb") as fh:
+            fh.write(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", crash)
+    with pytest.raises(KeyboardInterrupt):
+        save_figure(plot_embedding(np.eye(3)[:, :2]), target)
+    assert target.read_bytes() == b"old picture"  # the old file is untouched
+    assert [p.name for p in tmp_path.iterdir()] == ["pic.png"]  # no temporary left behind
