@@ -1,0 +1,124 @@
+"""The experiment runner: smoke run, validation tuning, resume after interruption, errors, parallel."""
+import json
+
+import numpy as np
+import pytest
+
+import experiments_testkit as kit
+from roembed.experiments.runner import (METHODS, Cell, MethodSpec, ResultStore, available_methods, make_cells,
+                                        register_method, run_cell, run_experiment, trial_seed)
+
+register_method(MethodSpec("tiny", factory=kit.TinySOE, grid=(("alpha", (0.0, 1e-3, 1.0)),)))
+register_method(MethodSpec("tiny-flag", factory=kit.TinyFlagger))
+register_method(MethodSpec("broken", factory=kit.Broken))
+register_method(MethodSpec("interrupting", factory=kit.Interrupting))
+
+
+def _run(store, **kw):
+    args = dict(models=("vote", "unanimous"), rates=(0.0, 0.25), trials=2, methods=("tiny", "tiny-flag"),
+                progress=False)
+    args.update(kw)
+    return run_experiment(kit.TINY, store, **args)
+
+
+def test_smoke_run_records_every_cell(tmp_path):
+    store = ResultStore(tmp_path / "r.jsonl")
+    new = _run(store)
+    assert len(new) == 2 * 2 * 2 * 2
+    records = store.records()
+    assert sorted(r["key"] for r in records) == sorted(c.key for c in make_cells(
+        kit.TINY, ("vote", "unanimous"), (0.0, 0.25), 2, ("tiny", "tiny-flag")))
+    for r in records:
+        assert r["status"] == "ok", r.get("error")
+        assert 0.0 <= r["test_error"] <= 1.0 and 0.0 <= r["val_error"] <= 1.0
+        assert r["seed"] == trial_seed(0, r["trial"])
+    clean = [r["test_error"] for r in records if r["rate"] == 0.0 and r["method"] == "tiny"]
+    assert np.median(clean) < 0.3  # it learns something from 150 triplets of 12 points in 2-d
+
+
+def test_tuning_selects_on_validation_never_test(tmp_path):
+    record = run_cell(kit.TINY, Cell("tiny", "vote", 0.25, 0, "tiny"), seed=0)
+    grid = record["grid"]
+    assert [p["params"]["alpha"] for p in grid] == [0.0, 1e-3, 1.0]
+    best = min(grid, key=lambda p: p["val_error"])
+    assert record["params"] == best["params"]
+    assert record["test_error"] == best["test_error"] and record["val_error"] == best["val_error"]
+
+
+def test_every_method_of_a_trial_sees_the_same_data(tmp_path):
+    kit.FITS.clear()
+    run_cell(kit.TINY, Cell("tiny", "vote", 0.1, 3, "tiny"), seed=7)
+    run_cell(kit.TINY, Cell("tiny", "vote", 0.1, 3, "tiny-flag"), seed=7)
+    assert {rs for rs, _ in kit.FITS} == {trial_seed(7, 3)}
+
+
+def test_outlier_scores_against_ground_truth():
+    record = run_cell(kit.TINY, Cell("tiny", "unanimous", 0.25, 0, "tiny-flag"), seed=0)
+    out = record["outliers"]
+    # unanimous flips leave no reverse edge, so a local-majority detector finds nothing
+    assert out["n_flagged"] == 0 and out["recall"] == 0.0 and out["n_wrong_edges"] == round(0.25 * 150)
+    record = run_cell(kit.TINY, Cell("tiny", "vote", 0.25, 0, "tiny-flag"), seed=0)
+    out = record["outliers"]
+    assert out["n_flagged"] > 0 and 0 < out["precision"] <= 1 and 0 < out["recall"] <= 1
+    assert out["true_positives"] <= min(out["n_flagged"], out["n_wrong_edges"])
+
+
+def test_resume_after_interruption_recomputes_nothing_and_loses_nothing(tmp_path):
+    store = ResultStore(tmp_path / "r.jsonl")
+    args = dict(models=("vote",), rates=(0.0, 0.25), trials=3, methods=("interrupting",))
+    kit.Interrupting.calls[0] = 0
+    kit.Interrupting.STOP_AFTER[0] = 4
+    with pytest.raises(KeyboardInterrupt):
+        _run(store, **args)
+    first = store.records()
+    assert len(first) == 4 and all(r["status"] == "ok" for r in first)
+    kit.Interrupting.STOP_AFTER[0] = None
+    kit.Interrupting.calls[0] = 0
+    new = _run(store, **args)
+    assert kit.Interrupting.calls[0] == 2  # only the two missing cells were fitted
+    assert {r["key"] for r in new}.isdisjoint({r["key"] for r in first})
+    final = store.records()
+    assert len(final) == 6 and len({r["key"] for r in final}) == 6
+    assert final[:4] == first  # finished cells are untouched
+    assert _run(store, **args) == []  # a third run has nothing to do
+
+
+def test_torn_last_line_is_rerun(tmp_path):
+    store = ResultStore(tmp_path / "r.jsonl")
+    args = dict(models=("vote",), rates=(0.0,), trials=2, methods=("tiny-flag",))
+    _run(store, **args)
+    lines = store.path.read_text().splitlines()
+    store.path.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2])  # crash mid-write
+    assert len(store.records()) == 1
+    new = _run(store, **args)
+    assert len(new) == 1 and new[0]["key"] == json.loads(lines[1])["key"]
+    assert len(store.records()) == 2
+
+
+def test_failing_method_is_recorded_and_does_not_stop_the_run(tmp_path):
+    store = ResultStore(tmp_path / "r.jsonl")
+    new = _run(store, models=("vote",), rates=(0.0,), trials=1, methods=("broken", "tiny-flag"))
+    status = {r["method"]: r["status"] for r in new}
+    assert status == {"broken": "error", "tiny-flag": "ok"}
+    assert "always fails" in next(r["error"] for r in new if r["method"] == "broken")
+    assert _run(store, models=("vote",), rates=(0.0,), trials=1, methods=("broken",)) == []
+    again = _run(store, models=("vote",), rates=(0.0,), trials=1, methods=("broken",), retry_errors=True)
+    assert len(again) == 1
+
+
+def test_parallel_run_matches_serial(tmp_path):
+    args = dict(models=("vote",), rates=(0.25,), trials=2, methods=("tiny-flag",))
+    serial = {r["key"]: r["test_error"] for r in _run(ResultStore(tmp_path / "a.jsonl"), **args)}
+    parallel = {r["key"]: r["test_error"] for r in _run(ResultStore(tmp_path / "b.jsonl"), n_jobs=2, **args)}
+    assert serial == parallel
+
+
+def test_unknown_method_and_lazy_registry():
+    with pytest.raises(ValueError, match="unknown methods"):
+        run_experiment(kit.TINY, "unused.jsonl", methods=("nope",), progress=False)
+    register_method(MethodSpec("not-there", "roembed.estimators.does_not_exist:Nothing"))
+    try:
+        assert "not-there" not in available_methods()
+        assert "tiny" in available_methods()
+    finally:
+        del METHODS["not-there"]
