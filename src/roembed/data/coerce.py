@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .comparisons import ComparisonGraph, Comparisons
 from .validation import InvalidComparisonsError
 
 
 def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) -> Comparisons:
-    """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, or an (m, 3) / (m, 4) array.
+    """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, a DataFrame with named
+    columns (see :func:`roembed.data.convert.from_frame`), or an (m, 3) / (m, 4) array.
 
     ``y`` (cblearn's ``list-boolean`` responses) is optional: a row whose ``y`` is
     False or -1 asserts the opposite of what its indices say and is flipped.
@@ -16,6 +18,10 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     """
     if isinstance(X, ComparisonGraph):
         X = X.to_comparisons()
+    if isinstance(X, pd.DataFrame):
+        from .convert import from_frame
+
+        X = from_frame(X, n_objects=n_objects)
     if not isinstance(X, Comparisons):
         X = Comparisons(np.asarray(X), n_objects=n_objects)
     elif n_objects is not None and n_objects != X.n_objects:

@@ -1,14 +1,154 @@
-"""Conversions between :class:`Comparisons` and other comparison formats."""
+"""Conversions between :class:`Comparisons` and other comparison formats.
+
+* plain arrays: ``Comparisons(array)`` / :func:`to_array`;
+* cblearn (:func:`from_cblearn`, :func:`to_cblearn`): ``list-order`` (ordered triplets
+  or quadruplets), ``list-boolean`` (queries + ``True`` when the query's order is the
+  answer) and ``list-count`` (queries + signed counts, ``+-1`` per response);
+* pandas (:func:`from_frame`, :func:`to_frame`): named columns, detected automatically
+  (:data:`FORMATS`), including salmon/NEXT responses (``head, left, right, winner, puid``;
+  :func:`to_salmon`) and odd-one-out answers;
+* odd-one-out answers (:func:`from_odd_one_out`): two triplets per answer.
+"""
 from __future__ import annotations
 
+import warnings
+from typing import Sequence
+
 import numpy as np
+import pandas as pd
 
 from .comparisons import Comparisons
-from .validation import InvalidComparisonsError, RowLocator, index_array
+from .validation import (
+    InvalidComparisonsError, RowLocator, SkipReport, check_weights, index_array, invalid_quadruplet_rows,
+)
+
+__all__ = [
+    "FORMATS", "from_cblearn", "to_cblearn", "from_frame", "to_frame", "to_salmon", "to_array",
+    "from_odd_one_out",
+]
 
 
 def _first(mask) -> int:
     return int(np.flatnonzero(mask)[0])
+
+
+# -- plain arrays and cblearn ---------------------------------------------------------------
+def to_array(comparisons: Comparisons) -> np.ndarray:
+    """(m, 3) triplets when every row is a triplet, else (m, 4) quadruplets (weights dropped)."""
+    return np.array(comparisons.triplets if comparisons.is_triplet else comparisons.quadruplets)
+
+
+_CBLEARN_FORMATS = ("list-order", "list-boolean", "list-count")
+
+
+def from_cblearn(queries, responses=None, *, format: str | None = None, **kwargs) -> Comparisons:
+    """Comparisons from cblearn's list formats.
+
+    ``list-order`` (no responses): rows are answers, ``(i, j, k)`` / ``(i, j, l, k)``.
+    ``list-boolean``: ``responses[r]`` True keeps query ``r``'s order, False reverses it.
+    ``list-count``: the sign of ``responses[r]`` gives the direction and ``|responses[r]|``
+    the number of identical responses (as in cblearn, they are unrolled); 0 is refused.
+    ``format`` defaults to what ``responses`` looks like.  ``kwargs`` go to :class:`Comparisons`.
+    """
+    queries = np.asarray(queries)
+    if format is None:
+        format = "list-order" if responses is None else (
+            "list-boolean" if np.asarray(responses).dtype.kind == "b" else "list-count")
+    if format not in _CBLEARN_FORMATS:
+        raise ValueError(f"format must be one of {_CBLEARN_FORMATS}, got {format!r}")
+    if format == "list-order":
+        if responses is not None:
+            raise InvalidComparisonsError("list-order comparisons take no responses")
+        return Comparisons(queries, **kwargs)
+    if responses is None:
+        raise InvalidComparisonsError(f"{format} comparisons need responses")
+    responses = np.asarray(responses).reshape(-1)
+    if len(responses) != len(queries):
+        raise InvalidComparisonsError(f"got {len(responses)} responses for {len(queries)} queries")
+    if format == "list-boolean":
+        if responses.dtype.kind != "b" and not np.isin(responses, (0, 1)).all():
+            r = _first(~np.isin(responses, (0, 1)))
+            raise InvalidComparisonsError(f"row {r}: list-boolean response {responses[r]!r} is not True/False")
+        counts = np.where(responses.astype(bool), 1, -1)
+    else:
+        counts = index_array(responses, RowLocator(), what="list-count response")
+        if (counts == 0).any():
+            raise InvalidComparisonsError(f"row {_first(counts == 0)}: list-count response 0 (undecided) is not a comparison")
+    quads = Comparisons(queries, **kwargs)  # validates the queries with their own row numbers
+    rows = np.repeat(np.arange(len(quads)), np.abs(counts))
+    return quads[rows].flipped(np.flatnonzero(counts[rows] < 0))
+
+
+def _standard_queries(quads: np.ndarray, is_triplet: bool) -> tuple[np.ndarray, np.ndarray]:
+    """cblearn's standard query form and whether each answer agrees with it.
+
+    Triplet ``(i, j, k)`` -> ``(i, min(j, k), max(j, k))``; quadruplet: both pairs sorted,
+    the pair holding the smallest index first.
+    """
+    i, j, l, k = quads.T
+    if is_triplet:
+        query = np.stack([i, np.minimum(j, k), np.maximum(j, k)], axis=1)
+        return query, j < k
+    near = np.sort(quads[:, :2], axis=1)
+    far = np.sort(quads[:, 2:], axis=1)
+    keep = near[:, 0] < far[:, 0]
+    query = np.where(keep[:, None], np.hstack([near, far]), np.hstack([far, near]))
+    return query, keep
+
+
+def _unit_rows(comparisons: Comparisons, what: str) -> np.ndarray:
+    """Rows repeated by their (integer) weight: formats without weights count responses."""
+    w = comparisons.weight
+    if np.all(w == 1):
+        return np.arange(len(comparisons))
+    if not np.all(w == np.round(w)):
+        r = _first(w != np.round(w))
+        raise InvalidComparisonsError(f"row {r}: weight {w[r]} is not a whole number of responses; {what} cannot hold it")
+    return np.repeat(np.arange(len(comparisons)), w.astype(np.int64))
+
+
+def to_cblearn(comparisons: Comparisons, format: str = "list-order"):
+    """Comparisons in a cblearn list format.
+
+    Returns the ordered array for ``list-order``, else ``(queries, responses)`` with
+    queries in cblearn's standard form.  Integer weights become repeated responses
+    (``list-count``: signed counts); fractional weights raise.  Annotators and other
+    metadata have no place in these formats and are not returned.
+    """
+    if format not in _CBLEARN_FORMATS:
+        raise ValueError(f"format must be one of {_CBLEARN_FORMATS}, got {format!r}")
+    rows = _unit_rows(comparisons, format)
+    if format == "list-order":
+        return to_array(comparisons[rows])
+    query, agrees = _standard_queries(comparisons.quadruplets, comparisons.is_triplet)
+    if format == "list-boolean":
+        return query[rows], agrees[rows]
+    counts = np.bincount(rows, minlength=len(comparisons))
+    return query[counts > 0], np.where(agrees, counts, -counts)[counts > 0]
+
+
+# -- odd-one-out ---------------------------------------------------------------------------
+def _odd_one_out_problems(shown: np.ndarray, odd: np.ndarray, odd_is: str):
+    """``(mask, reason)`` for bad odd-one-out rows, and the odd one's position (0..2)."""
+    repeated = (shown[:, 0] == shown[:, 1]) | (shown[:, 0] == shown[:, 2]) | (shown[:, 1] == shown[:, 2])
+    problems = [(repeated, "the three objects shown are not distinct")]
+    if odd_is == "object":
+        hit = shown == odd[:, None]
+        problems.append((~hit.any(axis=1), "the odd one is not among the objects shown"))
+        position = hit.argmax(axis=1)
+    elif odd_is == "position":
+        problems.append(((odd < 0) | (odd > 2), "the odd-one-out position is not 0, 1 or 2"))
+        position = np.clip(odd, 0, 2)
+    else:
+        raise ValueError(f"odd_is must be 'position' or 'object', got {odd_is!r}")
+    return problems, position
+
+
+def _odd_one_out_triplets(shown: np.ndarray, position: np.ndarray) -> np.ndarray:
+    others = np.array([[1, 2], [0, 2], [0, 1]])[position]
+    rows = np.arange(len(shown))
+    a, b, c = shown[rows, others[:, 0]], shown[rows, others[:, 1]], shown[rows, position]
+    return np.stack([np.stack([a, b, c], 1), np.stack([b, a, c], 1)], axis=1).reshape(-1, 3)
 
 
 def from_odd_one_out(
@@ -33,34 +173,299 @@ def from_odd_one_out(
     odd = index_array(np.asarray(odd).reshape(-1), where, what="odd one")
     if len(odd) != len(shown):
         raise InvalidComparisonsError(f"got {len(odd)} odd-one-out answers for {len(shown)} shown triples")
-    repeated = (shown[:, 0] == shown[:, 1]) | (shown[:, 0] == shown[:, 2]) | (shown[:, 1] == shown[:, 2])
-    if repeated.any():
-        r = _first(repeated)
-        raise InvalidComparisonsError(f"{where(r)}: the three objects shown are not distinct: {tuple(shown[r])}")
-    if odd_is == "object":
-        hit = shown == odd[:, None]
-        if not hit.any(axis=1).all():
-            r = _first(~hit.any(axis=1))
-            raise InvalidComparisonsError(f"{where(r)}: odd one {odd[r]} is not among the objects shown {tuple(shown[r])}")
-        position = hit.argmax(axis=1)
-    elif odd_is == "position":
-        if ((odd < 0) | (odd > 2)).any():
-            r = _first((odd < 0) | (odd > 2))
-            raise InvalidComparisonsError(f"{where(r)}: odd-one-out position {odd[r]} is not 0, 1 or 2")
-        position = odd
-    else:
-        raise ValueError(f"odd_is must be 'position' or 'object', got {odd_is!r}")
-    others = np.array([[1, 2], [0, 2], [0, 1]])[position]
-    rows = np.arange(len(shown))
-    a, b, c = shown[rows, others[:, 0]], shown[rows, others[:, 1]], shown[rows, position]
-    triplets = np.stack([np.stack([a, b, c], 1), np.stack([b, a, c], 1)], axis=1).reshape(-1, 3)
+    problems, position = _odd_one_out_problems(shown, odd, odd_is)
+    for mask, reason in problems:
+        if mask.any():
+            r = _first(mask)
+            raise InvalidComparisonsError(f"{where(r)}: {reason}: shown {tuple(shown[r])}, odd {odd[r]}")
+    if weight is not None:
+        weight = check_weights(weight, len(shown), where)
 
     def twice(values):
         return None if values is None else np.repeat(np.asarray(values), 2)
 
     lines = np.arange(len(shown)) if where.lines is None else np.asarray(where.lines)
     return Comparisons(
-        triplets, n_objects=n_objects, weight=twice(weight), annotator=twice(annotator), timestamp=twice(timestamp),
-        response_time=twice(response_time), object_names=object_names,
-        where=RowLocator(where.source, np.repeat(lines, 2)),
+        _odd_one_out_triplets(shown, position), n_objects=n_objects, weight=twice(weight),
+        annotator=twice(annotator), timestamp=twice(timestamp), response_time=twice(response_time),
+        object_names=object_names, where=RowLocator(where.source, np.repeat(lines, 2)),
     )
+
+
+# -- pandas data frames --------------------------------------------------------------------
+#: Column names recognised for each format (matched case-insensitively, spaces as ``_``).
+FORMATS = {
+    "salmon": [("head", "left", "right", "winner")],
+    "odd-one-out": [(a, b, c, odd) for a, b, c in (("a", "b", "c"), ("item1", "item2", "item3"),
+                                                     ("object1", "object2", "object3"), ("obj1", "obj2", "obj3"),
+                                                     ("first", "second", "third"))
+                    for odd in ("odd", "odd_position")],
+    "quadruplets": [("i", "j", "l", "k")],
+    "triplets": [("anchor", "closer", "farther"), ("anchor", "near", "far"), ("anchor", "positive", "negative"),
+                 ("i", "j", "k")],
+}
+#: Per-response metadata columns and their accepted names.
+METADATA = {
+    "annotator": ("annotator", "annotator_id", "puid", "worker", "worker_id", "workerid", "participant",
+                  "participant_id", "subject", "subject_id", "user", "user_id", "rater", "rater_id"),
+    "weight": ("weight", "weights", "sample_weight", "count", "votes"),
+    "timestamp": ("timestamp", "datetime_received", "time_received", "datetime", "time", "date"),
+    "response_time": ("response_time", "rt", "reaction_time"),
+}
+
+
+def _norm(name) -> str:
+    return str(name).strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def _detect(columns: Sequence[str], format: str) -> tuple[str, tuple[str, ...]]:
+    """The format and its object columns (in canonical order) among normalised ``columns``."""
+    present = set(columns)
+    wanted = FORMATS if format == "auto" else {format: FORMATS.get(format)}
+    if format != "auto" and format not in FORMATS:
+        raise ValueError(f"format must be 'auto' or one of {list(FORMATS)}, got {format!r}")
+    for name, candidates in wanted.items():
+        for cols in candidates:
+            if present.issuperset(cols):
+                return name, cols
+    accepted = "; ".join(" | ".join(",".join(c) for c in FORMATS[f][:2 if f == "odd-one-out" else None])
+                         for f in wanted)
+    raise InvalidComparisonsError(
+        f"unknown columns {list(columns)}: found no comparison columns; expected {accepted}"
+    )
+
+
+class _RowProblems:
+    """Collects invalid rows with their first problem; then raises at the earliest or skips them."""
+
+    def __init__(self, n_rows: int, where: RowLocator, on_invalid: str, shown_values: np.ndarray):
+        if on_invalid not in ("raise", "skip"):
+            raise ValueError(f"on_invalid must be 'raise' or 'skip', got {on_invalid!r}")
+        self.bad = np.zeros(n_rows, dtype=bool)
+        self.reason = np.empty(n_rows, dtype=object)
+        self.where, self.skip, self.values = where, on_invalid == "skip", _name_strings(shown_values)
+
+    def flag(self, mask, reason: str) -> None:
+        mask = np.asarray(mask) & ~self.bad
+        self.reason[mask] = reason
+        self.bad |= mask
+
+    def _describe(self, r: int) -> str:
+        values = ", ".join("" if v is None else v for v in self.values[r])
+        return f"{self.reason[r]}: ({values})"
+
+    def resolve(self) -> SkipReport:
+        """Raises for the earliest bad row, or (skipping) reports them all."""
+        report = SkipReport()
+        rows = np.flatnonzero(self.bad)
+        if len(rows) and not self.skip:
+            raise InvalidComparisonsError(f"{self.where(int(rows[0]))}: {self._describe(int(rows[0]))}")
+        report.n_skipped = len(rows)
+        report.examples = [f"{self.where(int(r))}: {self._describe(int(r))}" for r in rows[:5]]
+        return report
+
+
+def _is_integer_like(values: np.ndarray) -> np.ndarray:
+    """Which entries of an object array read as numbers (missing ones count as numbers)."""
+    num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy()
+    missing = pd.isna(values.ravel())
+    return (~np.isnan(num) | missing).reshape(values.shape)
+
+
+def _name_strings(values: np.ndarray) -> np.ndarray:
+    """Object ids as strings; integral floats lose their ``.0``; missing stays None."""
+    out = np.empty(values.shape, dtype=object)
+    for idx, v in np.ndenumerate(values):
+        if pd.isna(v):
+            out[idx] = None
+        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
+            out[idx] = str(int(v))
+        else:
+            out[idx] = str(v)
+    return out
+
+
+def _object_codes(block: pd.DataFrame, names, problems: _RowProblems):
+    """Object columns -> float indices (NaN where unusable) and the object names.
+
+    Numbers are indices.  Text ids are names: looked up in ``names`` when given, else
+    the distinct names in sorted order become the objects.  A column of numbers with a
+    few words among them (at least half numbers) is taken as a typo, not as names.
+    """
+    values = block.to_numpy(dtype=object)
+    numeric_dtypes = all(block[c].dtype.kind in "iufb" for c in block.columns)
+    if numeric_dtypes or (names is None and _is_integer_like(values).mean() > 0.5):
+        num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(np.float64).reshape(values.shape)
+        if block.to_numpy().dtype.kind == "b":
+            problems.flag(np.ones(len(block), bool), "object ids are booleans, not object indices")
+        problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
+        problems.flag(np.isnan(num).any(axis=1), "object index is missing")
+        problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
+        problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
+        return num, None if names is None else tuple(names)
+    strings = _name_strings(values)
+    problems.flag(pd.isna(values).any(axis=1), "object name is missing")
+    if names is None:
+        names = tuple(sorted(set(strings[~problems.bad].ravel().tolist()) - {None}))
+    lookup = {name: float(o) for o, name in enumerate(names)}
+    codes = np.array([lookup.get(s, np.nan) for s in strings.ravel()], dtype=np.float64).reshape(values.shape)
+    problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
+    return codes, tuple(names)
+
+
+def check_names(names) -> tuple[str, ...] | None:
+    """Object names as a tuple of distinct strings (None stays None)."""
+    if names is None:
+        return None
+    names = tuple(str(s) for s in names)
+    seen = pd.Index(names)
+    if seen.has_duplicates:
+        raise InvalidComparisonsError(f"object name {seen[seen.duplicated()][0]!r} appears more than once in names")
+    return names
+
+
+def frame_to_comparisons(
+    frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects: int | None = None,
+    on_invalid: str = "raise", where: RowLocator | None = None,
+) -> tuple[Comparisons, SkipReport]:
+    """The work behind :func:`from_frame` and :func:`roembed.data.read_comparisons`."""
+    where = where or RowLocator()
+    frame = frame.rename(columns=_norm)
+    if columns:
+        mapping = {_norm(k): (None if v is None else _norm(v)) for k, v in dict(columns).items()}
+        frame = frame.drop(columns=[k for k, v in mapping.items() if v is None and k in frame.columns])
+        frame = frame.rename(columns={k: v for k, v in mapping.items() if v is not None})
+    if frame.columns.duplicated().any():
+        raise InvalidComparisonsError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice")
+    kind, object_cols = _detect(list(frame.columns), format)
+    meta = {role: next((c for c in aliases if c in frame.columns), None) for role, aliases in METADATA.items()}
+    unknown = [c for c in frame.columns if c not in object_cols and c not in meta.values()]
+    if unknown and kind != "salmon":  # salmon exports carry many bookkeeping columns
+        raise InvalidComparisonsError(
+            f"{where.source or 'input'}: unknown column(s) {unknown}; rename them with "
+            f"columns={{{unknown[0]!r}: 'annotator'}} (say) or drop them with columns={{{unknown[0]!r}: None}}"
+        )
+    if len(frame) == 0:
+        raise InvalidComparisonsError(f"{where.source or 'input'}: no comparisons: the input is empty")
+    names = check_names(names)
+    odd_col = object_cols[3] if kind == "odd-one-out" else None
+    id_cols = list(object_cols[:3]) if kind == "odd-one-out" and odd_col == "odd_position" else list(object_cols)
+    problems = _RowProblems(len(frame), where, on_invalid, frame[list(object_cols)].to_numpy(dtype=object))
+    codes, names = _object_codes(frame[id_cols], names, problems)
+    if names is not None:
+        if n_objects is not None and n_objects != len(names):
+            raise InvalidComparisonsError(f"n_objects={n_objects} but {len(names)} object names")
+        n_objects = len(names)
+    ints = np.where(problems.bad[:, None], 0, np.nan_to_num(codes)).astype(np.int64)
+    problems.flag((ints < 0).any(axis=1), "negative object index")
+    if n_objects is not None:
+        problems.flag((ints >= n_objects).any(axis=1), f"object index out of range (n_objects={n_objects})")
+
+    if kind == "odd-one-out" and odd_col == "odd_position":
+        pos = pd.to_numeric(frame[odd_col], errors="coerce").to_numpy(np.float64)
+        problems.flag(np.isnan(pos) | (pos != np.round(pos)), "odd-one-out position is missing or not an integer")
+        odd = np.where(problems.bad, 0, np.nan_to_num(pos)).astype(np.int64)
+    if kind == "odd-one-out":
+        shown, odd_is = ints[:, :3], "position" if odd_col == "odd_position" else "object"
+        odd = odd if odd_is == "position" else ints[:, 3]
+        structural, position = _odd_one_out_problems(shown, odd, odd_is)
+    elif kind == "salmon":
+        head, left, right, winner = ints.T
+        structural = [(((head == left) | (head == right) | (left == right)), "head, left and right are not distinct"),
+                      (((winner != left) & (winner != right)), "winner is neither left nor right")]
+        quads = np.stack([head, winner, head, np.where(winner == left, right, left)], axis=1)
+    else:
+        quads = ints if kind == "quadruplets" else ints[:, [0, 1, 0, 2]]
+        structural = invalid_quadruplet_rows(quads, None)
+    for mask, reason in structural:
+        problems.flag(mask, reason)
+
+    weight = None
+    if meta["weight"] is not None:
+        raw = frame[meta["weight"]]
+        weight = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
+        problems.flag(np.isnan(weight) & ~pd.isna(raw).to_numpy(), "weight is not a number")
+        for mask, reason in ((np.isnan(weight), "weight is NaN"), (np.isinf(weight), "weight is infinite"),
+                             (weight < 0, "weight is negative")):
+            problems.flag(mask, reason)
+    if meta["annotator"] is not None:
+        problems.flag(pd.isna(frame[meta["annotator"]]).to_numpy(), "annotator id is missing")
+
+    report = problems.resolve()
+    keep = ~problems.bad
+    if not keep.any():
+        raise InvalidComparisonsError(f"{where.source or 'input'}: no valid comparisons ({report})")
+    report.warn(stacklevel=4)
+    kept = where.subset(keep)
+    metadata = {role: None if col is None else frame[col].to_numpy()[keep]
+                for role, col in meta.items() if role != "weight"}
+    weight = None if weight is None else weight[keep]
+    if kind == "odd-one-out":
+        comparisons = from_odd_one_out(shown[keep], position[keep], weight=weight, n_objects=n_objects,
+                                       object_names=names, where=kept, **metadata)
+    else:
+        comparisons = Comparisons(quads[keep], n_objects=n_objects, weight=weight, object_names=names,
+                                  where=kept, **metadata)
+    return comparisons, report
+
+
+def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects=None,
+               on_invalid: str = "raise", return_report: bool = False):
+    """Comparisons from a DataFrame with named columns.
+
+    Object columns (:data:`FORMATS`, detected unless ``format`` is given): triplets
+    ``anchor, closer, farther`` (or ``i, j, k``), quadruplets ``i, j, l, k``, salmon/NEXT
+    ``head, left, right, winner`` (winner = the one of left/right closer to head), or
+    odd-one-out ``a, b, c`` with ``odd`` (object) or ``odd_position`` (0-based).
+    Metadata (:data:`METADATA`): annotator (``puid``, ``worker_id`` ...), weight,
+    timestamp, response_time.  Object ids may be indices or names; ``names`` fixes the
+    name order.  ``columns`` renames (``{"rater": "annotator"}``) or drops (``{"x": None}``)
+    columns; other unknown columns raise (salmon exports may have any).
+    Invalid rows raise, naming the row, or with ``on_invalid="skip"`` are dropped with a
+    :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
+    """
+    comparisons, report = frame_to_comparisons(frame, format=format, names=names, columns=columns,
+                                               n_objects=n_objects, on_invalid=on_invalid)
+    return (comparisons, report) if return_report else comparisons
+
+
+def _object_column(comparisons: Comparisons, indices: np.ndarray, names: bool):
+    if names and comparisons.object_names is not None:
+        return np.asarray(comparisons.object_names, dtype=object)[indices]
+    return indices
+
+
+def _metadata_columns(comparisons: Comparisons, frame: pd.DataFrame, annotator: str = "annotator") -> pd.DataFrame:
+    if not np.all(comparisons.weight == 1):
+        frame["weight"] = comparisons.weight
+    for role, col in (("annotator", annotator), ("timestamp", "timestamp"), ("response_time", "response_time")):
+        values = getattr(comparisons, role)
+        if values is not None:
+            frame[col] = values
+    return frame
+
+
+def to_frame(comparisons: Comparisons, *, names: bool = False) -> pd.DataFrame:
+    """One row per response: ``anchor, closer, farther`` for triplets, else ``i, j, l, k``.
+
+    With ``names=True`` the object columns hold object names (when there are any).
+    Metadata columns follow; ``weight`` only when some weight is not 1.
+    """
+    if comparisons.is_triplet:
+        cols, values = ("anchor", "closer", "farther"), comparisons.triplets
+    else:
+        cols, values = ("i", "j", "l", "k"), comparisons.quadruplets
+    frame = pd.DataFrame({c: _object_column(comparisons, values[:, t], names) for t, c in enumerate(cols)})
+    return _metadata_columns(comparisons, frame)
+
+
+def to_salmon(comparisons: Comparisons, *, names: bool = False) -> pd.DataFrame:
+    """Triplets as salmon/NEXT responses: ``head, left, right, winner, loser`` (+ ``puid``).
+
+    ``left``/``right`` are the two candidates in increasing index order.
+    """
+    head, closer, farther = comparisons.triplets.T
+    left, right = np.minimum(closer, farther), np.maximum(closer, farther)
+    frame = pd.DataFrame({col: _object_column(comparisons, v, names) for col, v in
+                          (("head", head), ("left", left), ("right", right), ("winner", closer), ("loser", farther))})
+    return _metadata_columns(comparisons, frame, annotator="puid")
