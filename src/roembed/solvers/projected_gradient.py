@@ -26,7 +26,17 @@ import numpy as np
 
 from ..objective import EdgeObjective, PairDistances
 from ..projections import project_psd_rank
-from .lbfgs import SolverResult
+from .lbfgs import _OBSERVERS, SolverResult
+
+
+def gram_value_and_grad(objective: EdgeObjective, distances: PairDistances, G: np.ndarray, alpha: float = 0.0):
+    """``F(G) = f(d(G)) + alpha tr(G)`` and its gradient (symmetric n x n)."""
+    value, g_pair, _ = objective.evaluate(distances.from_gram(G))
+    grad = distances.gram_grad(g_pair)
+    if alpha:
+        value = value + alpha * np.trace(G)
+        grad[np.diag_indices_from(grad)] += alpha
+    return float(value), grad
 
 
 def minimize_gram(
@@ -48,18 +58,11 @@ def minimize_gram(
     Stops when the relative decrease of ``F`` in an iteration falls below ``tol``,
     when no step satisfies the Armijo condition (``converged`` is then True if
     the projected step is already negligible), or after ``max_iter`` iterations.
-    ``callback(iteration, value)`` is called once per iteration.
+    ``callback(iteration, value)`` (and any :func:`~roembed.solvers.lbfgs.observe_iterations`
+    observer) is called once per iteration.
     """
-    n = distances.n_objects
-    eye_diag = np.arange(n)
-
     def value_grad(G):
-        value, g_pair, _ = objective.evaluate(distances.from_gram(G))
-        grad = distances.gram_grad(g_pair)
-        if alpha:
-            value = value + alpha * np.trace(G)
-            grad[eye_diag, eye_diag] += alpha
-        return float(value), grad
+        return gram_value_and_grad(objective, distances, G, alpha)
 
     G = project_psd_rank(np.asarray(G0, dtype=np.float64), rank)
     value, grad = value_grad(G)
@@ -84,8 +87,8 @@ def minimize_gram(
         old = value
         G, value, grad = G_new, value_new, grad_new
         history.append(value)
-        if callback is not None:
-            callback(n_iter, value)
+        for observer in ((callback,) if callback is not None else ()) + _OBSERVERS.get():
+            observer(n_iter, value)
         if old - value <= tol * max(abs(old), 1e-300):
             converged, message = True, "relative decrease of the objective below tol"
             break

@@ -1,0 +1,124 @@
+"""GNMDS, CKL, STE, TSTE, SOE: recovery, weights, determinism, both solvers, parameter checks."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from roembed import CKL, GNMDS, SOE, STE, TSTE, Comparisons
+from roembed.estimators.embedding import LossEmbedding
+from roembed.experiments.synthetic import make_synthetic
+
+ESTIMATORS = [GNMDS, CKL, STE, TSTE, SOE]
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_synthetic(n_objects=25, dim=2, n_train=1200, n_validation=100, votes=(1, 3), n_test=2000,
+                          random_state=0)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("solver", ["factored", "gram"])
+def test_recovers_a_planted_embedding(data, cls, solver):
+    est = cls(2, solver=solver, max_iter=400, random_state=0)
+    est.fit(data.train)
+    assert est.embedding_.shape == (25, 2)
+    assert est.score(data.test) > 0.9
+    if solver == "gram":
+        vals = np.linalg.eigvalsh(est.gram_)
+        assert np.sum(vals > 1e-8 * vals.max()) <= 2
+        np.testing.assert_allclose(est.embedding_ @ est.embedding_.T, est.gram_, atol=1e-8)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("solver", ["factored", "gram"])
+def test_weight_three_equals_three_copies(cls, solver):
+    rng = np.random.default_rng(0)
+    trip = np.array([[0, 1, 2], [1, 2, 3], [3, 0, 4], [4, 2, 0], [2, 3, 1], [0, 4, 3]])
+    weight = np.array([1, 3, 1, 1, 3, 1])
+    copies = np.repeat(trip, weight, axis=0)[rng.permutation(weight.sum())]
+    a = cls(2, solver=solver, max_iter=50, random_state=1)
+    b = cls(2, solver=solver, max_iter=50, random_state=1)
+    a.fit(Comparisons(trip, weight=weight.astype(float)))
+    b.fit(Comparisons(copies))
+    np.testing.assert_allclose(a.embedding_, b.embedding_, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_same_seed_same_embedding_and_clone(data, cls):
+    est = cls(2, max_iter=30, random_state=3)
+    a = est.fit(data.train).embedding_.copy()
+    b = clone(est).fit(data.train).embedding_
+    c = cls(2, max_iter=30, random_state=4).fit(data.train).embedding_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+    assert clone(est).get_params() == est.get_params()
+
+
+def test_sample_weight_and_cblearn_style_responses(data):
+    trip = data.train.triplets[:300]
+    y = np.where(np.arange(300) % 2 == 0, 1, -1)
+    flipped = np.where((y > 0)[:, None], trip, trip[:, [0, 2, 1]])
+    a = STE(2, max_iter=40, random_state=0).fit(trip, y).embedding_
+    b = STE(2, max_iter=40, random_state=0).fit(flipped).embedding_
+    c = STE(2, max_iter=40, random_state=0).fit(flipped, sample_weight=np.full(300, 2.0)).embedding_
+    np.testing.assert_allclose(a, b)
+    np.testing.assert_allclose(a, c, rtol=1e-8)  # the objective is vote-normalised
+
+
+def test_tste_dof_auto_and_ckl_mu_reach_the_loss():
+    assert TSTE(5)._loss().alpha == 4.0
+    assert TSTE(1)._loss().alpha == 1.0
+    assert TSTE(5, dof=2.5)._loss().alpha == 2.5
+    assert CKL(2, mu=0.3)._loss().mu == 0.3
+
+
+def test_alpha_auto_is_the_estimator_default_and_ridge_shrinks(data):
+    assert STE()._alpha() == STE.default_alpha and STE(alpha=0.5)._alpha() == 0.5
+    small = STE(2, alpha=1e-4, max_iter=200, random_state=0).fit(data.train).embedding_
+    big = STE(2, alpha=1e-1, max_iter=200, random_state=0).fit(data.train).embedding_
+    assert np.linalg.norm(big) < np.linalg.norm(small)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(solver="sgd"), "solver must be one of"),
+    (dict(alpha=-1.0), "alpha"),
+    (dict(alpha="big"), "alpha"),
+    (dict(max_iter=0), "max_iter"),
+    (dict(tol=-1.0), "tol"),
+    (dict(init_scale=0.0), "init_scale"),
+    (dict(n_components=0), "n_components"),
+])
+def test_bad_parameters_raise(params, match):
+    with pytest.raises(ValueError, match=match):
+        SOE(**params).fit([[0, 1, 2], [1, 2, 0]])
+
+
+def test_bad_loss_parameters_raise():
+    with pytest.raises(ValueError, match="mu"):
+        CKL(mu=0.0).fit([[0, 1, 2]])
+    with pytest.raises(ValueError, match="dof"):
+        TSTE(dof=-1.0).fit([[0, 1, 2]])
+
+
+def test_max_iter_reached_warns(data):
+    with pytest.warns(ConvergenceWarning):
+        SOE(2, max_iter=2, random_state=0).fit(data.train)
+    with pytest.warns(ConvergenceWarning):
+        SOE(2, solver="gram", max_iter=2, random_state=0).fit(data.train)
+
+
+def test_all_zero_weights_raise():
+    with pytest.raises(ValueError, match="zero"):
+        GNMDS().fit(Comparisons([[0, 1, 2]], weight=[0.0]))
+
+
+def test_verbose_prints_progress(data, capsys):
+    GNMDS(2, max_iter=3, verbose=1, random_state=0).fit(data.train)
+    assert "[GNMDS] iteration 1" in capsys.readouterr().out
+
+
+def test_loss_embedding_is_abstract():
+    with pytest.raises(NotImplementedError):
+        LossEmbedding().fit([[0, 1, 2]])

@@ -1,0 +1,99 @@
+"""Both solvers: finite-difference gradients (factored: X; gram: G) and the gram solver's guarantees."""
+import numpy as np
+import pytest
+
+from roembed.data import Comparisons
+from roembed.estimators.base import edge_objective
+from roembed.experiments.synthetic import label_triplets, all_triplet_queries
+from roembed.losses import LOSSES
+from roembed.objective import PairDistances
+from roembed.projections import project_psd_rank
+from roembed.solvers import minimize_embedding, minimize_gram
+from roembed.solvers.projected_gradient import gram_value_and_grad
+
+ALL = [LOSSES["squared"](), LOSSES["hinge"](), LOSSES["squared_hinge"](), LOSSES["logistic"](),
+       LOSSES["tstudent"](alpha=2.0), LOSSES["ckl"](mu=0.1)]
+IDS = [loss.name for loss in ALL]
+
+
+def _problem(n=12, dim=2, m=200, seed=0, noise=0.1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, dim))
+    q = all_triplet_queries(n)
+    trip = label_triplets(X, q[rng.permutation(len(q))[:m]])
+    flip = rng.random(m) < noise
+    trip[flip] = trip[flip][:, [0, 2, 1]]
+    weight = rng.uniform(0.5, 3.0, m)
+    return X, Comparisons(trip, n_objects=n, weight=weight).aggregate()
+
+
+def _objective(graph, loss, cap=None):
+    return edge_objective(graph, loss, graph.votes / graph.votes.sum(), cap), PairDistances(graph.pairs, graph.n_objects)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+@pytest.mark.parametrize("alpha", [0.0, 0.05])
+def test_gram_gradient_matches_finite_differences(loss, alpha):
+    _, graph = _problem()
+    objective, distances = _objective(graph, loss, cap=np.full(len(graph), 0.4) if alpha else None)
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((graph.n_objects, 3))
+    G = Y @ Y.T
+    _, grad = gram_value_and_grad(objective, distances, G, alpha)
+    for _ in range(3):
+        V = rng.standard_normal(G.shape)
+        V = V + V.T
+        h = 1e-6
+        fd = (gram_value_and_grad(objective, distances, G + h * V, alpha)[0]
+              - gram_value_and_grad(objective, distances, G - h * V, alpha)[0]) / (2 * h)
+        assert np.vdot(grad, V) == pytest.approx(fd, rel=1e-4, abs=1e-8)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_embedding_gradient_matches_finite_differences(loss):
+    _, graph = _problem(seed=1)
+    objective, distances = _objective(graph, loss, cap=np.full(len(graph), 0.4))
+    X = np.random.default_rng(4).standard_normal((graph.n_objects, 3))
+
+    def value(X):
+        return objective.evaluate(distances.from_embedding(X)[0])[0]
+
+    d, diff = distances.from_embedding(X)
+    grad = distances.embedding_grad(objective.evaluate(d)[1], diff)
+    V = np.random.default_rng(5).standard_normal(X.shape)
+    h = 1e-6
+    fd = (value(X + h * V) - value(X - h * V)) / (2 * h)
+    assert np.vdot(grad, V) == pytest.approx(fd, rel=1e-4, abs=1e-8)
+
+
+def test_gram_solver_decreases_monotonically_and_returns_rank_p_psd():
+    X, graph = _problem(n=15, m=300)
+    objective, distances = _objective(graph, LOSSES["logistic"]())
+    G0 = np.random.default_rng(0).standard_normal((15, 4))
+    result = minimize_gram(objective, distances, G0 @ G0.T, 2, alpha=1e-3, max_iter=200, tol=1e-10)
+    history = np.asarray(result.history)
+    assert np.all(np.diff(history) <= 1e-12)
+    assert result.objective == pytest.approx(history[-1])
+    vals = np.linalg.eigvalsh(result.solution)
+    assert vals.min() > -1e-9 and np.sum(vals > 1e-9) <= 2
+    np.testing.assert_allclose(result.solution, result.solution.T)
+    np.testing.assert_allclose(project_psd_rank(result.solution, 2), result.solution, atol=1e-9)
+
+
+def test_gram_and_factored_solvers_reach_similar_objectives():
+    _, graph = _problem(n=15, m=300, noise=0.0)
+    objective, distances = _objective(graph, LOSSES["logistic"]())
+    X0 = np.random.default_rng(0).standard_normal((15, 2))
+    fact = minimize_embedding(objective, distances, X0, alpha=1e-2, tol=1e-12)
+    gram = minimize_gram(objective, distances, X0 @ X0.T, 2, alpha=1e-2, max_iter=3000, tol=1e-12)
+    assert gram.objective == pytest.approx(fact.objective, rel=2e-2)
+
+
+def test_gram_solver_stops_at_a_stationary_point():
+    _, graph = _problem(n=10, m=100, noise=0.0)
+    objective, distances = _objective(graph, LOSSES["hinge"]())
+    Y = 10 * np.random.default_rng(0).standard_normal((10, 2))
+    first = minimize_gram(objective, distances, Y @ Y.T, 2, max_iter=500, tol=1e-12)
+    again = minimize_gram(objective, distances, first.solution, 2, max_iter=50, tol=1e-12)
+    assert again.objective <= first.objective + 1e-12
+    assert again.n_iter < 50

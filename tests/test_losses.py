@@ -1,0 +1,96 @@
+"""Every loss: finite-difference checks of the margin, the penalty and the robust envelope."""
+import numpy as np
+import pytest
+
+from roembed.losses import LOSSES, Hinge, get_loss, robust_penalty
+
+ALL = [LOSSES["squared"](), LOSSES["hinge"](), LOSSES["squared_hinge"](), LOSSES["logistic"](),
+       LOSSES["tstudent"](alpha=3.0), LOSSES["ckl"](mu=0.2)]
+IDS = [loss.name for loss in ALL]
+EPS = 1e-6
+
+
+def _away_from_kinks(s):
+    return s[np.abs(s - 1.0) > 1e-3]
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_margin_derivatives_match_finite_differences(loss):
+    rng = np.random.default_rng(0)
+    d_near, d_far = rng.uniform(0.1, 3.0, 50), rng.uniform(0.1, 3.0, 50)
+    _, ds_near, ds_far = loss.margin(d_near, d_far)
+    fd_near = (loss.margin(d_near + EPS, d_far)[0] - loss.margin(d_near - EPS, d_far)[0]) / (2 * EPS)
+    fd_far = (loss.margin(d_near, d_far + EPS)[0] - loss.margin(d_near, d_far - EPS)[0]) / (2 * EPS)
+    np.testing.assert_allclose(np.broadcast_to(ds_near, fd_near.shape), fd_near, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(np.broadcast_to(ds_far, fd_far.shape), fd_far, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_margin_is_positive_exactly_when_the_comparison_holds(loss):
+    rng = np.random.default_rng(1)
+    d_near, d_far = rng.uniform(0.1, 3.0, 200), rng.uniform(0.1, 3.0, 200)
+    s, _, _ = loss.margin(d_near, d_far)
+    np.testing.assert_array_equal(s > 0, d_near < d_far)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_penalty_derivative_matches_finite_differences(loss):
+    s = _away_from_kinks(np.linspace(-4, 4, 81) + 0.013)
+    value, slope = loss.penalty(s)
+    fd = (loss.penalty(s + EPS)[0] - loss.penalty(s - EPS)[0]) / (2 * EPS)
+    np.testing.assert_allclose(slope, fd, rtol=1e-5, atol=1e-7)
+    assert np.all(np.asarray(value) >= 0)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+@pytest.mark.parametrize("cap", [0.3, 0.8])
+def test_robust_penalty_is_the_minimum_over_gamma(loss, cap):
+    s = np.linspace(-4, 3, 29) + 0.013
+    two_sided = loss.name == "squared"
+    value, slope, gamma = robust_penalty(loss, s, np.full_like(s, cap), two_sided)
+    grid = np.linspace(-10, 10, 200001)
+    lo = grid if two_sided else grid[grid >= 0]
+    brute = np.array([np.min(loss.penalty(si + lo)[0] + cap * np.abs(lo)) for si in s])
+    np.testing.assert_allclose(value, brute, atol=1e-6)
+    np.testing.assert_allclose(loss.penalty(s + gamma)[0] + cap * np.abs(gamma), value, atol=1e-10)
+    fd = (robust_penalty(loss, s + EPS, cap, two_sided)[0] - robust_penalty(loss, s - EPS, cap, two_sided)[0]) / (2 * EPS)
+    keep = np.abs(s - 1.0) > 1e-3
+    np.testing.assert_allclose(slope[keep], fd[keep], rtol=1e-5, atol=1e-6)
+
+
+def test_robust_penalty_with_a_large_cap_is_the_plain_loss():
+    s = np.linspace(-3, 3, 13)
+    for loss in ALL[1:]:
+        value, _, gamma = robust_penalty(loss, s, np.full_like(s, 100.0))
+        np.testing.assert_allclose(value, loss.penalty(s)[0])
+        assert np.all(gamma == 0)
+
+
+def test_logistic_family_is_the_negative_log_likelihood():
+    d_near, d_far, a, mu = np.array([0.5, 2.0]), np.array([1.5, 0.3]), 2.0, 0.1
+    def nll(loss):
+        return loss.penalty(loss.margin(d_near, d_far)[0])[0]
+    np.testing.assert_allclose(nll(get_loss("ste")), -np.log(1 / (1 + np.exp(d_near - d_far))))
+    k = lambda d: (1 + d / a) ** (-(a + 1) / 2)  # noqa: E731
+    np.testing.assert_allclose(nll(get_loss("tste", alpha=a)), -np.log(k(d_near) / (k(d_near) + k(d_far))))
+    np.testing.assert_allclose(nll(get_loss("ckl", mu=mu)), -np.log((mu + d_far) / (2 * mu + d_near + d_far)))
+
+
+def test_get_loss_names_and_errors():
+    assert isinstance(get_loss("GNMDS"), Hinge)
+    assert get_loss(Hinge()) == Hinge()
+    with pytest.raises(ValueError, match="unknown loss"):
+        get_loss("nope")
+
+
+def test_losses_agree_on_torch_tensors():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    d_near, d_far = rng.uniform(0.1, 3.0, 20), rng.uniform(0.1, 3.0, 20)
+    for loss in ALL:
+        s_np = loss.margin(d_near, d_far)[0]
+        s_t = loss.margin(torch.tensor(d_near), torch.tensor(d_far))[0]
+        np.testing.assert_allclose(s_t.numpy(), s_np, rtol=1e-12)
+        v_np, _, _ = robust_penalty(loss, s_np, np.full_like(s_np, 0.5))
+        v_t, _, _ = robust_penalty(loss, s_t, torch.full_like(s_t, 0.5))
+        np.testing.assert_allclose(v_t.numpy(), v_np, rtol=1e-10)
