@@ -2,5 +2,6 @@
 from .base import OrdinalEmbedding
 from .competitors import CKL, GNMDS, SOE, STE, TSTE
 from .embedding import LossEmbedding
+from .two_stage import TwoStageEmbedding
 
-__all__ = ["OrdinalEmbedding", "LossEmbedding", "GNMDS", "CKL", "STE", "TSTE", "SOE"]
+__all__ = ["OrdinalEmbedding", "LossEmbedding", "GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding"]
