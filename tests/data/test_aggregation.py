@@ -1,0 +1,118 @@
+"""Properties of aggregating raw responses into the comparison graph (hypothesis)."""
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roembed.data import Comparisons, canonical_quadruplets
+
+N_OBJECTS = 6
+
+
+def _valid(q):
+    i, j, l, k = q
+    return i != j and l != k and {i, j} != {l, k}
+
+
+index = st.integers(0, N_OBJECTS - 1)
+triplet = st.tuples(index, index, index).filter(lambda t: len(set(t)) == 3).map(lambda t: (t[0], t[1], t[0], t[2]))
+quadruplet = st.tuples(index, index, index, index).filter(_valid)
+rows = st.lists(st.one_of(triplet, quadruplet), min_size=1, max_size=40)
+weights = st.floats(0, 5, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def comparisons(draw):
+    quads = np.array(draw(rows), dtype=np.int64)
+    w = np.array(draw(st.lists(weights, min_size=len(quads), max_size=len(quads))))
+    annotator = np.array(draw(st.lists(st.sampled_from("abc"), min_size=len(quads), max_size=len(quads))))
+    return Comparisons(quads, n_objects=N_OBJECTS, weight=w, annotator=annotator)
+
+
+def _edge_votes(graph):
+    return {tuple(e): v for e, v in zip(graph.edges.tolist(), graph.votes.tolist())}
+
+
+def _assert_same_graph(g1, g2):
+    assert np.array_equal(g1.edges, g2.edges)
+    np.testing.assert_allclose(g1.votes, g2.votes, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(g1.n_responses, g2.n_responses)
+    assert np.array_equal(g1.reverse_edge, g2.reverse_edge)
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons())
+def test_votes_sum_to_responses_and_map_back(c):
+    g = c.aggregate()
+    assert g.n_responses.sum() == len(c)
+    np.testing.assert_allclose(g.votes.sum(), c.weight.sum())
+    np.testing.assert_allclose(g.votes, np.bincount(g.response_edge, weights=c.weight, minlength=len(g)))
+    unit = c.with_weight(np.ones(len(c))).aggregate()
+    assert np.array_equal(unit.votes, unit.n_responses)
+    # every response is the edge it was assigned to, and the edge lists it
+    assert np.array_equal(canonical_quadruplets(c.quadruplets), g.edges[g.response_edge])
+    for e in range(len(g)):
+        assert np.all(g.response_edge[g.edge_responses(e)] == e)
+        assert set(g.edge_annotators(e)) == set(c.annotator[g.response_edge == e])
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons(), st.permutations(range(N_OBJECTS)))
+def test_relabelling_objects_permutes_the_graph(c, perm):
+    perm = np.array(perm)
+    g, h = c.aggregate(), c.relabel(perm).aggregate()
+    expected = {}
+    for e, v in _edge_votes(g).items():
+        key = tuple(canonical_quadruplets(perm[np.array([e])])[0].tolist())
+        expected[key] = v
+    got = _edge_votes(h)
+    assert got.keys() == expected.keys()
+    np.testing.assert_allclose([got[k] for k in expected], list(expected.values()))
+    assert len(h.pairs) == len(g.pairs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons(), st.data())
+def test_splitting_shuffling_and_concatenating_aggregates_the_same(c, data):
+    order = np.array(data.draw(st.permutations(range(len(c)))))
+    cut = data.draw(st.integers(0, len(c)))
+    parts = [c[part] for part in (order[:cut], order[cut:]) if len(part)]
+    _assert_same_graph(Comparisons.concat(parts).aggregate(), c.aggregate())
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons())
+def test_reverse_edge_is_an_involution_onto_the_flipped_comparison(c):
+    g = c.aggregate()
+    has = g.reverse_edge >= 0
+    assert np.array_equal(g.reverse_edge[g.reverse_edge[has]], np.flatnonzero(has))
+    flipped = canonical_quadruplets(g.edges[:, [2, 3, 0, 1]])
+    assert np.array_equal(g.edges[g.reverse_edge[has]], flipped[has])
+    # an edge without a reverse has no response asserting the opposite
+    present = {tuple(e) for e in g.edges.tolist()}
+    assert not any(tuple(f) in present for f in flipped[~has].tolist())
+    # flipping every response swaps each edge with its reverse
+    h = c.flipped().aggregate()
+    assert _edge_votes(h) == {tuple(f): v for f, v in zip(flipped.tolist(), g.votes.tolist())}
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows)
+def test_canonical_form_is_idempotent_and_ignores_symmetric_rewrites(quads):
+    q = np.array(quads)
+    canon = canonical_quadruplets(q)
+    assert np.array_equal(canonical_quadruplets(canon), canon)
+    for rewrite in ([1, 0, 2, 3], [0, 1, 3, 2], [1, 0, 3, 2]):
+        assert np.array_equal(canonical_quadruplets(q[:, rewrite]), canon)
+    triplets = q[:, 0] == q[:, 2]
+    assert np.all(canon[triplets, 0] == canon[triplets, 2])  # triplets stay (anchor, closer, anchor, farther)
+
+
+def test_graph_of_a_small_known_example():
+    c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]], weight=[1, 2, 0.5, 1])
+    g = c.aggregate()
+    table = {tuple(e): v for e, v in zip(g.edges.tolist(), g.votes.tolist())}
+    assert table == {(0, 1, 0, 2): 3.0, (0, 2, 0, 1): 0.5, (1, 0, 1, 2): 1.0}
+    e = g.edges.tolist().index([0, 1, 0, 2])
+    assert g.edges[g.reverse_edge[e]].tolist() == [0, 2, 0, 1]
+    assert g.reverse_edge[g.edges.tolist().index([1, 0, 1, 2])] == -1
+    assert g.opposing_votes[e] == 0.5
