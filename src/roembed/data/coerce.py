@@ -36,7 +36,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
         else:
             if not np.isin(y, (-1, 1, 0)).all():
                 r = int(np.flatnonzero(~np.isin(y, (-1, 1, 0)))[0])
-                raise InvalidComparisonsError(f"row {r}: response y={y[r]!r} is not True/False or +1/-1")
+                raise InvalidComparisonsError(f"row {r}: response y={y[r].item()!r} is not True/False or +1/-1")
             wrong = y <= 0
         X = X.flipped(np.flatnonzero(wrong))
     if sample_weight is not None:

@@ -68,7 +68,7 @@ def from_cblearn(queries, responses=None, *, format: str | None = None, **kwargs
     if format == "list-boolean":
         if responses.dtype.kind != "b" and not np.isin(responses, (0, 1)).all():
             r = _first(~np.isin(responses, (0, 1)))
-            raise InvalidComparisonsError(f"row {r}: list-boolean response {responses[r]!r} is not True/False")
+            raise InvalidComparisonsError(f"row {r}: list-boolean response {responses[r].item()!r} is not True/False")
         counts = np.where(responses.astype(bool), 1, -1)
     else:
         counts = index_array(responses, RowLocator(), what="list-count response")
@@ -91,7 +91,7 @@ def _standard_queries(quads: np.ndarray, is_triplet: bool) -> tuple[np.ndarray, 
         return query, j < k
     near = np.sort(quads[:, :2], axis=1)
     far = np.sort(quads[:, 2:], axis=1)
-    keep = near[:, 0] < far[:, 0]
+    keep = near[:, 0] <= far[:, 0]  # as cblearn: the pair holding the (first) smallest index first
     query = np.where(keep[:, None], np.hstack([near, far]), np.hstack([far, near]))
     return query, keep
 

@@ -1,0 +1,168 @@
+"""Round trips of every conversion, and what each format means."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from roembed.data import (
+    Comparisons, InvalidComparisonsError, SkippedRowsWarning, as_comparisons, from_cblearn, from_frame,
+    from_odd_one_out, to_array, to_cblearn, to_frame, to_salmon,
+)
+
+TRIPLETS = np.array([[0, 1, 2], [3, 2, 1], [2, 0, 3], [1, 3, 0], [0, 2, 1]])
+QUADS = np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [0, 2, 1, 3]])
+NAMES = ["ant", "bee", "cat", "dog"]
+
+
+def _same(a: Comparisons, b: Comparisons):
+    assert np.array_equal(a.quadruplets, b.quadruplets)
+    assert np.allclose(a.weight, b.weight)
+    assert a.n_objects == b.n_objects and a.object_names == b.object_names
+    for key in ("annotator", "timestamp", "response_time"):
+        va, vb = getattr(a, key), getattr(b, key)
+        assert (va is None) == (vb is None) and (va is None or list(va) == list(vb)), key
+
+
+def _rich(quads):
+    m = len(quads)
+    return Comparisons(quads, weight=np.arange(1, m + 1) / 2, annotator=[f"w{r % 2}" for r in range(m)],
+                       timestamp=np.arange(m) * 10, response_time=np.linspace(0.5, 2, m), object_names=NAMES)
+
+
+@pytest.mark.parametrize("array", [TRIPLETS, QUADS])
+def test_plain_array_round_trip(array):
+    assert np.array_equal(to_array(Comparisons(array)), array)
+
+
+@pytest.mark.parametrize("array", [TRIPLETS, QUADS])
+@pytest.mark.parametrize("fmt", ["list-order", "list-boolean", "list-count"])
+def test_cblearn_round_trip_keeps_the_answers(array, fmt):
+    c = Comparisons(array)
+    out = to_cblearn(c, fmt)
+    back = from_cblearn(out) if fmt == "list-order" else from_cblearn(*out, format=fmt)
+    _same(back.aggregate().to_comparisons(), c.aggregate().to_comparisons())
+
+
+def test_cblearn_formats_have_known_values():
+    c = Comparisons(TRIPLETS[:2])  # (0,1,2) agrees with its standard query, (3,2,1) does not
+    queries, answers = to_cblearn(c, "list-boolean")
+    assert queries.tolist() == [[0, 1, 2], [3, 1, 2]] and answers.tolist() == [True, False]
+    queries, counts = to_cblearn(c.with_weight([2, 3]), "list-count")
+    assert counts.tolist() == [2, -3]
+    assert len(to_cblearn(c.with_weight([2, 3]), "list-order")) == 5  # integer weights repeat rows
+    # signed counts unroll to responses; False / -1 reverse the query
+    back = from_cblearn([[0, 1, 2], [3, 1, 2]], [2, -1], format="list-count")
+    assert back.triplets.tolist() == [[0, 1, 2], [0, 1, 2], [3, 2, 1]]
+    assert from_cblearn([[0, 1, 2]], [False]).triplets.tolist() == [[0, 2, 1]]
+
+
+def test_cblearn_bad_inputs():
+    with pytest.raises(InvalidComparisonsError, match="row 1: list-count response 0"):
+        from_cblearn([[0, 1, 2], [0, 2, 1]], [1, 0], format="list-count")
+    with pytest.raises(InvalidComparisonsError, match="row 0: list-boolean response 2"):
+        from_cblearn([[0, 1, 2]], [2], format="list-boolean")
+    with pytest.raises(InvalidComparisonsError, match="2 responses for 1 queries"):
+        from_cblearn([[0, 1, 2]], [True, False])
+    with pytest.raises(InvalidComparisonsError, match="not a whole number"):
+        to_cblearn(Comparisons(TRIPLETS[:1], weight=[0.5]), "list-order")
+
+
+def test_cblearn_agrees_with_cblearn_itself():
+    utils = pytest.importorskip("cblearn.utils")
+    rng = np.random.default_rng(0)
+    shared = rng.integers(0, 5, size=(400, 4))  # includes quadruplets whose pairs share an object
+    shared = shared[(shared[:, 0] != shared[:, 1]) & (shared[:, 2] != shared[:, 3])
+                    & ~(np.sort(shared[:, :2], 1) == np.sort(shared[:, 2:], 1)).all(1)]
+    for array in (TRIPLETS, QUADS, shared):
+        c = Comparisons(array)
+        for fmt in ("list-boolean", "list-count"):
+            theirs = utils.check_query_response(to_array(c), result_format=fmt)
+            ours = to_cblearn(c, fmt)
+            assert np.array_equal(theirs[0], ours[0]) and np.array_equal(theirs[1], ours[1])
+
+
+@pytest.mark.parametrize("array", [TRIPLETS, QUADS])
+@pytest.mark.parametrize("names", [False, True])
+def test_frame_round_trip_with_metadata(array, names):
+    c = _rich(array)
+    frame = to_frame(c, names=names)
+    expected_cols = ["anchor", "closer", "farther"] if array.shape[1] == 3 else ["i", "j", "l", "k"]
+    assert list(frame.columns[: len(expected_cols)]) == expected_cols
+    assert {"weight", "annotator", "timestamp", "response_time"} <= set(frame.columns)
+    _same(from_frame(frame, names=NAMES), c)
+    if names:  # without the name list the names found in the frame are the objects, sorted
+        assert from_frame(frame).object_names == tuple(NAMES)
+
+
+@pytest.mark.parametrize("columns", [
+    ["anchor", "closer", "farther"], ["i", "j", "k"], ["Anchor", "Near", "Far"], ["anchor", "positive", "negative"],
+])
+def test_frame_detects_triplet_column_names(columns):
+    frame = pd.DataFrame(TRIPLETS, columns=columns)
+    frame["Worker ID"] = list("aabbc")
+    c = from_frame(frame)
+    assert np.array_equal(c.triplets, TRIPLETS) and list(c.annotator) == list("aabbc")
+
+
+def test_frame_unknown_columns_are_refused_or_mapped():
+    frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"]).assign(judge=1, notes="x")
+    with pytest.raises(InvalidComparisonsError, match=r"unknown column\(s\) \['judge', 'notes'\]"):
+        from_frame(frame)
+    c = from_frame(frame, columns={"judge": "annotator", "notes": None})
+    assert list(c.annotator) == [1] * 5
+    with pytest.raises(InvalidComparisonsError, match="found no comparison columns"):
+        from_frame(pd.DataFrame({"x": [0], "y": [1], "z": [2]}))
+
+
+def test_frame_names_and_invalid_rows():
+    frame = pd.DataFrame({"anchor": ["ant", "bee", "ant", None], "closer": ["bee", "cat", "ant", "cat"],
+                          "farther": ["cat", "emu", "dog", "bee"]})
+    with pytest.raises(InvalidComparisonsError, match=r"row 1: unknown object name \(not in names\): \(bee, cat, emu\)"):
+        from_frame(frame, names=NAMES)
+    with pytest.warns(SkippedRowsWarning, match="skipped 3"):
+        c, report = from_frame(frame, names=NAMES, on_invalid="skip", return_report=True)
+    assert report.n_skipped == 3 and len(report.examples) == 3 and "row 2" in report.examples[1]
+    assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names == tuple(NAMES)
+
+
+def test_salmon_round_trip_and_winner_semantics():
+    c = _rich(TRIPLETS)
+    frame = to_salmon(c, names=True)
+    assert {"head", "left", "right", "winner", "puid"} <= set(frame.columns)
+    assert (frame["winner"] == frame["left"]).sum() + (frame["winner"] == frame["right"]).sum() == len(c)
+    _same(from_frame(frame, names=NAMES), c)
+    raw = pd.DataFrame({"head": [0, 0], "left": [1, 2], "right": [2, 1], "winner": [2, 2], "puid": ["u", "v"],
+                        "network_latency": [0.1, 0.2], "head_filename": ["a.png", "a.png"]})
+    salmon = from_frame(raw)  # bookkeeping columns of salmon exports are ignored
+    assert salmon.triplets.tolist() == [[0, 2, 1], [0, 2, 1]] and list(salmon.annotator) == ["u", "v"]
+    raw.loc[1, "winner"] = 0
+    with pytest.raises(InvalidComparisonsError, match="row 1: winner is neither left nor right"):
+        from_frame(raw)
+
+
+def test_odd_one_out_gives_two_triplets_per_answer():
+    shown = np.array([[0, 1, 2], [3, 1, 0]])
+    c = from_odd_one_out(shown, [2, 0], annotator=["p", "q"])
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 0, 2], [1, 0, 3], [0, 1, 3]]
+    assert list(c.annotator) == ["p", "p", "q", "q"]
+    by_object = from_odd_one_out(shown, [2, 3], odd_is="object")
+    assert np.array_equal(by_object.triplets, c.triplets)
+    frame = pd.DataFrame(shown, columns=["a", "b", "c"]).assign(odd=[2, 3], participant=["p", "q"])
+    _same(from_frame(frame), c)
+    frame = pd.DataFrame(shown, columns=["item1", "item2", "item3"]).assign(odd_position=[2, 0])
+    assert np.array_equal(from_frame(frame).triplets, c.triplets)
+
+
+def test_odd_one_out_bad_inputs_name_the_answer():
+    with pytest.raises(InvalidComparisonsError, match="row 1: the three objects shown are not distinct"):
+        from_odd_one_out([[0, 1, 2], [0, 1, 1]], [0, 0])
+    with pytest.raises(InvalidComparisonsError, match="row 0: the odd-one-out position is not 0, 1 or 2"):
+        from_odd_one_out([[0, 1, 2]], [3])
+    with pytest.raises(InvalidComparisonsError, match="row 0: the odd one is not among the objects shown"):
+        from_odd_one_out([[0, 1, 2]], [5], odd_is="object")
+    with pytest.raises(InvalidComparisonsError, match="row 1: weight is negative"):
+        from_odd_one_out([[0, 1, 2], [1, 2, 3]], [0, 0], weight=[1, -1])
+
+
+def test_as_comparisons_accepts_a_frame():
+    frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"])
+    assert np.array_equal(as_comparisons(frame).triplets, TRIPLETS)
