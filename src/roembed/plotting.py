@@ -32,9 +32,10 @@ def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
     return U[:, :2] * S[:2], f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
 
 
-def _spread_labels(xy: np.ndarray, max_labels: int, min_gap: float = 0.045) -> np.ndarray:
-    """Indices of points to label: greedily, outermost first, at least ``min_gap``
-    (as a fraction of the plot's extent) from every label already placed."""
+def _spread_labels(xy: np.ndarray, max_labels: int, gap=(0.10, 0.03)) -> np.ndarray:
+    """Indices of points to label: greedily, outermost first, skipping a point whose
+    label box (``gap`` = width, height as fractions of the plot's extent) would
+    overlap one already placed."""
     span = np.ptp(xy, axis=0)
     unit = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0)
     order = np.argsort(-np.linalg.norm(unit - 0.5, axis=1), kind="stable")
@@ -42,7 +43,8 @@ def _spread_labels(xy: np.ndarray, max_labels: int, min_gap: float = 0.045) -> n
     for o in order:
         if len(chosen) >= max_labels:
             break
-        if not chosen or np.min(np.abs(unit[chosen] - unit[o]).max(axis=1)) >= min_gap:
+        delta = np.abs(unit[chosen] - unit[o])
+        if not chosen or not ((delta[:, 0] < gap[0]) & (delta[:, 1] < gap[1])).any():
             chosen.append(int(o))
     return np.asarray(chosen, dtype=np.int64)
 

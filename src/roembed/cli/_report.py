@@ -1,0 +1,182 @@
+"""What ``roembed fit`` and ``roembed demo`` share: estimators by name, the
+progress bar, one-line input errors, and writing results atomically."""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import platform
+import sys
+from pathlib import Path
+
+import click
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._io import atomic_write
+
+# method name -> (module, class); imported only when asked for
+METHODS = {
+    "robust": ("roembed.estimators.robust", "RobustOrdinalEmbedding"),
+    "roe": ("roembed.estimators.roe", "ROE"),
+    "soe": ("roembed.estimators.competitors", "SOE"),
+    "gnmds": ("roembed.estimators.competitors", "GNMDS"),
+    "ste": ("roembed.estimators.competitors", "STE"),
+    "tste": ("roembed.estimators.competitors", "TSTE"),
+    "ckl": ("roembed.estimators.competitors", "CKL"),
+}
+
+
+class BadInput(click.ClickException):
+    """Bad input: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
+
+
+def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None):
+    """The estimator ``method`` with the options it understands (others are ignored)."""
+    module, name = METHODS[method]
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise BadInput(f"method {method!r} is not available in this installation of roembed") from None
+    options = {"n_components": dim, "random_state": seed, "lam": lam, "loss": loss, "max_iter": max_iter}
+    accepted = cls().get_params()
+    try:
+        return cls(**{k: v for k, v in options.items() if k in accepted and v is not None})
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"--method {method}: {exc}") from None
+
+
+def parse_lam(value: str):
+    """``"auto"`` or a positive number, for ``--lam``."""
+    if value == "auto":
+        return value
+    try:
+        lam = float(value)
+    except ValueError:
+        raise BadInput(f"--lam must be 'auto' or a positive number, got {value!r}") from None
+    if not lam > 0 or not np.isfinite(lam):
+        raise BadInput(f"--lam must be 'auto' or a positive number, got {value!r}")
+    return lam
+
+
+@contextlib.contextmanager
+def progress(enabled: bool, description: str):
+    """A tqdm bar over solver iterations with the current objective, shown (on
+    stderr) only when a fit takes longer than a second."""
+    if not enabled:
+        yield
+        return
+    from tqdm.auto import tqdm
+
+    from ..solvers.lbfgs import observe_iterations
+
+    with tqdm(desc=description, unit=" it", delay=1.0, file=sys.stderr, leave=False) as bar:
+        def update(_iteration, value):
+            bar.update(1)
+            bar.set_postfix(objective=f"{value:.5g}", refresh=False)
+
+        with observe_iterations(update):
+            yield
+
+
+def versions() -> dict:
+    import matplotlib
+    import scipy
+    import sklearn
+
+    return {"roembed": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "scipy": scipy.__version__, "scikit-learn": sklearn.__version__, "pandas": pd.__version__,
+            "matplotlib": matplotlib.__version__}
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    with atomic_write(path, newline="") as fh:
+        frame.to_csv(fh, index=False)
+    return path
+
+
+def write_json(data: dict, path: Path) -> Path:
+    with atomic_write(path) as fh:
+        json.dump(data, fh, indent=2, default=_json_default)
+        fh.write("\n")
+    return path
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (Path, np.ndarray)):
+        return str(value) if isinstance(value, Path) else value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def responses_per_object(estimator) -> np.ndarray:
+    """How many fitted responses mention each object (0: its position is arbitrary)."""
+    q = estimator.graph_.comparisons.quadruplets
+    new = np.ones(q.shape, dtype=bool)  # count an object once per response (a triplet's anchor is i and l)
+    for c in (2, 3):
+        new[:, c] = (q[:, c] != q[:, 0]) & (q[:, c] != q[:, 1])
+    return np.bincount(q[new], minlength=estimator.n_objects_)
+
+
+def embedding_frame(estimator) -> pd.DataFrame:
+    """``object, name, n_responses, x1..xp`` (name empty when the objects have none)."""
+    X = estimator.embedding_
+    names = estimator.object_names_ or [""] * len(X)
+    frame = pd.DataFrame({"object": np.arange(len(X)), "name": list(names),
+                          "n_responses": responses_per_object(estimator)})
+    for d in range(X.shape[1]):
+        frame[f"x{d + 1}"] = X[:, d]
+    return frame
+
+
+def has_outliers(estimator) -> bool:
+    return hasattr(estimator, "outlier_mask_")
+
+
+def has_annotators(estimator) -> bool:
+    return has_outliers(estimator) and estimator.graph_.comparisons.annotator is not None
+
+
+def write_results(estimator, out: Path, *, labels=None, label_title=None, formats=("png",),
+                  reliability: pd.DataFrame | None = None) -> tuple[list[Path], pd.DataFrame | None]:
+    """Writes embedding.csv, outliers.csv, annotators.csv and the pictures into ``out``.
+
+    Returns the files written and the annotator table (None without annotator ids).
+    """
+    from .. import plotting
+
+    files = [write_csv(embedding_frame(estimator), out / "embedding.csv")]
+    used = responses_per_object(estimator) > 0  # objects without comparisons sit anywhere: not drawn
+    names = None if estimator.object_names_ is None else np.asarray(estimator.object_names_)[used]
+    labels = None if labels is None else np.asarray(labels, dtype=object)[used]
+    title = (f"{type(estimator).__name__}, {estimator.embedding_.shape[1]} dimensions, "
+             f"{used.sum()} objects with comparisons")
+    files += plotting.save_figure(plotting.plot_embedding(estimator.embedding_[used], names, labels, title=title,
+                                                          label_title=label_title), out / "embedding", formats)
+    table = None
+    if has_outliers(estimator):
+        files.append(write_csv(estimator.outliers_, out / "outliers.csv"))
+        files += plotting.save_figure(plotting.plot_outliers(estimator), out / "outliers", formats)
+    if has_annotators(estimator):
+        table = estimator.annotators_ if reliability is None else reliability
+        files.append(write_csv(table, out / "annotators.csv"))
+        files += plotting.save_figure(plotting.plot_annotators(table), out / "annotators", formats)
+    return files, table
+
+
+def describe_comparison(row, names) -> str:
+    """``"a" closer to "b" than "c"`` (or the quadruplet form) for one outliers_ row."""
+    def name(o):
+        return f"{names[o]}" if names is not None else f"#{o}"
+
+    i, j, l, k = (int(row[c]) for c in "ijlk")
+    if i == l:
+        return f"{name(i)} closer to {name(j)} than to {name(k)}"
+    return f"d({name(i)}, {name(j)}) < d({name(l)}, {name(k)})"

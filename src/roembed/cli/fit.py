@@ -1,0 +1,203 @@
+"""``roembed fit``: embed a comparisons file, report outliers and annotators."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+import pandas as pd
+
+from . import main
+from ._report import METHODS, BadInput, has_annotators, has_outliers, make_estimator, parse_lam, progress, \
+    versions, write_json, write_results
+
+
+NAME_COLUMNS = ("name", "word", "object", "label", "item")
+
+
+def read_names_file(path: Path):
+    """Object names: a file with one name per line, or a table (CSV/TSV with a header)
+    whose ``name``-like column gives them, in the order of its ``index0`` column if any."""
+    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    if "\t" not in first and "," not in first:
+        return path
+    table = pd.read_csv(path, sep="\t" if "\t" in first else ",", dtype=str, keep_default_na=False)
+    if "index0" in table.columns:
+        table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
+    column = next((c for c in table.columns if c.lower() in NAME_COLUMNS),
+                  next((c for c in table.columns if not table[c].str.fullmatch(r"\d+").all()), None))
+    if column is None:
+        raise BadInput(f"{path} line 1: no column of object names (columns: {', '.join(table.columns)})")
+    return table[column].tolist()
+
+
+def read_input(path: Path, names: Path | None, skip_invalid: bool):
+    """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects."""
+    import warnings
+
+    from ..data.io import read_comparisons
+    from ..data.validation import InvalidComparisonsError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data, report = read_comparisons(path, names=None if names is None else read_names_file(names),
+                                            on_invalid="skip" if skip_invalid else "raise", return_report=True)
+    except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
+        message = str(exc).strip("'\"")
+        if str(path.name) not in message:
+            message = f"{path}{' line 1' if 'columns' in message else ''}: {message}"
+        raise BadInput(message) from None
+    if report.n_skipped:
+        click.echo(str(report), err=True)  # never dropped quietly, even with --quiet
+    return data
+
+
+def read_labels(path: Path, column: str, comparisons) -> list[str]:
+    """One label per object from a CSV/TSV: rows are matched to objects by a column of
+    object names (the one matching most names) or else by an integer index column
+    (``index0``/``index``/``object``, else the first column).  Multi-valued labels
+    (``"rock;pop"``) keep their first value."""
+    try:
+        table = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read labels ({exc})") from None
+    if column not in table.columns:
+        raise BadInput(f"{path} line 1: no column {column!r} (columns: {', '.join(table.columns)})")
+    n = comparisons.n_objects
+    names = comparisons.object_names
+    key, by_name = None, False
+    if names is not None:
+        wanted = set(names)
+        hits = {c: table[c].isin(wanted).sum() for c in table.columns if c != column}
+        if hits and max(hits.values()) > 0:
+            key, by_name = max(hits, key=hits.get), True
+    if key is None:
+        key = next((c for c in ("index0", "index", "object") if c in table.columns), table.columns[0])
+    if by_name:
+        lookup = dict(zip(table[key], table[column]))
+        values = [lookup.get(name, "") for name in names]
+    else:
+        index = pd.to_numeric(table[key], errors="coerce")
+        bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
+        if bad.any():
+            r = int(np.flatnonzero(bad.to_numpy())[0])
+            raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not an object index in 0..{n - 1}")
+        values = [""] * n
+        for o, v in zip(index.astype(int), table[column]):
+            values[o] = v
+    return [v.split(";")[0].strip() for v in values]
+
+
+def holdout_split(comparisons, fraction: float, seed: int):
+    """Responses split into (train, held-out) by *query*: all votes on one
+    comparison (either direction) go to the same side."""
+    graph = comparisons.aggregate()
+    edge = graph.response_edge
+    query = np.where(graph.reverse_edge[edge] >= 0, np.minimum(edge, graph.reverse_edge[edge]), edge)
+    ids = np.unique(query)
+    rng = np.random.default_rng(seed)
+    held = rng.choice(ids, size=int(round(fraction * len(ids))), replace=False)
+    mask = np.isin(query, held)
+    return comparisons[~mask], comparisons[mask]
+
+
+@main.command()
+@click.argument("comparisons", type=click.Path(path_type=Path))
+@click.option("--dim", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Embedding dimension.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Output folder (created if missing).")
+@click.option("--names", type=click.Path(path_type=Path),
+              help="Object names: one per line, or a table whose first name column gives them.")
+@click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
+              help="robust: the flagship robust estimator; roe: the paper's ROE; the others are the "
+                   "classic non-robust losses (no outliers.csv / annotators.csv).")
+@click.option("--loss", default=None, help="Loss of the robust estimator (soe, ste, tste, gnmds, ckl, roe).")
+@click.option("--lam", default="auto", show_default=True,
+              help="Outlier penalty of robust/roe: 'auto' or a positive number (smaller flags more).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (start and hold-out split).")
+@click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
+              help="Fraction of the comparisons (whole queries) held out to measure the error.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
+@click.option("--annotator-rounds", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Rounds of down-weighting unreliable annotators and refitting (needs annotator ids).")
+@click.option("--labels", type=click.Path(path_type=Path),
+              help="Table with a label per object (CSV/TSV), to colour the embedding plot.")
+@click.option("--label-column", default=None, help="Column of --labels to colour by.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Drop invalid rows (reporting how many and the first few) instead of stopping at the first.")
+@click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
+def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
+        label_column, skip_invalid, svg, quiet, verbose):
+    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet).
+
+    The format is detected from the columns: triplets (anchor, closer, farther),
+    quadruplets (i, j, l, k), odd-one-out answers, or salmon/NEXT responses, with
+    optional annotator and weight columns.  Writes to OUT: embedding.csv,
+    outliers.csv (flagged comparisons with votes, annotators and gamma),
+    annotators.csv (when the file has annotator ids), summary.json and the plots
+    embedding.png, outliers.png, annotators.png.  Exit code 2 on bad input.
+    """
+    started = time.perf_counter()
+    for path in (comparisons, names, labels):
+        if path is not None and not path.is_file():
+            raise BadInput(f"{path}: no such file")
+    if (labels is None) != (label_column is None):
+        raise BadInput("--labels and --label-column go together")
+    lam = parse_lam(lam)
+    say = (lambda *a, **k: None) if quiet else click.echo
+    data = read_input(comparisons, names, skip_invalid)
+    label_values = read_labels(labels, label_column, data) if labels is not None else None
+    train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
+    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
+    say(f"{data!r} from {comparisons}; fitting {type(estimator).__name__} in {dim} dimensions"
+        + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))
+    reliability, rounds = None, None
+    try:
+        with progress(not quiet, f"fit {method}"):
+            if annotator_rounds and train.annotator is not None:
+                from ..annotators import fit_with_annotator_reweighting
+
+                result = fit_with_annotator_reweighting(estimator, train, max_rounds=annotator_rounds,
+                                                        log=click.echo if verbose else (lambda s: None))
+                estimator, reliability, rounds = result.estimator, result.reliability, result.history
+            else:
+                estimator.fit(train)
+    except ValueError as exc:
+        raise BadInput(f"{comparisons}: {exc}") from None
+    files, table = write_results(estimator, out, labels=label_values, label_title=label_column,
+                                 formats=("png", "svg") if svg else ("png",), reliability=reliability)
+    summary = {
+        "input": str(comparisons), "n_objects": data.n_objects, "n_responses": len(data),
+        "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
+                     "max_iter": max_iter, "annotator_rounds": annotator_rounds,
+                     "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},
+        "versions": versions(),
+        "iterations": getattr(estimator, "n_iter_", None),
+        "objective": getattr(estimator, "objective_", None),
+        "lam_used": getattr(estimator, "lam_", None),
+        "train_error": 1.0 - estimator.score(train),
+        "holdout_error": None if test is None else 1.0 - estimator.score(test),
+        "n_holdout_responses": 0 if test is None else len(test),
+        "n_edges": len(estimator.graph_),
+        "n_outliers": int(estimator.outlier_mask_.sum()) if has_outliers(estimator) else None,
+        "n_suspect_annotators": None if table is None else int(table["suspect"].sum()),
+        "reweighting_rounds": None if rounds is None else rounds.to_dict(orient="records"),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    files.append(out / "summary.json")
+    summary["files"] = sorted(p.name for p in files)
+    write_json(summary, out / "summary.json")
+    say(f"train error {summary['train_error']:.4f}"
+        + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else "")
+        + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
+        + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
+    if verbose and table is not None and table["suspect"].any():
+        say(table[table["suspect"]].head(20).to_string(index=False))
+    say(f"wrote {', '.join(summary['files'])} to {out}")
+    if not has_annotators(estimator) and annotator_rounds:
+        say("(no annotator ids in the input: --annotator-rounds ignored)")
