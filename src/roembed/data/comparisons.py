@@ -91,6 +91,8 @@ class Comparisons:
             raise InvalidComparisonsError(
                 f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, got shape {arr.shape}"
             )
+        if len(arr) == 0:
+            raise InvalidComparisonsError("no comparisons: the input is empty")
         quads = index_array(arr, where)
         if quads.shape[1] == 3:
             quads = quads[:, [0, 1, 0, 2]]

@@ -218,7 +218,7 @@ def _norm(name) -> str:
     return str(name).strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def _detect(columns: Sequence[str], format: str) -> tuple[str, tuple[str, ...]]:
+def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tuple[str, ...]]:
     """The format and its object columns (in canonical order) among normalised ``columns``."""
     present = set(columns)
     wanted = FORMATS if format == "auto" else {format: FORMATS.get(format)}
@@ -231,7 +231,7 @@ def _detect(columns: Sequence[str], format: str) -> tuple[str, tuple[str, ...]]:
     accepted = "; ".join(" | ".join(",".join(c) for c in FORMATS[f][:2 if f == "odd-one-out" else None])
                          for f in wanted)
     raise InvalidComparisonsError(
-        f"unknown columns {list(columns)}: found no comparison columns; expected {accepted}"
+        f"{source}: unknown columns {list(columns)}: found no comparison columns; expected {accepted}"
     )
 
 
@@ -337,16 +337,17 @@ def frame_to_comparisons(
         frame = frame.rename(columns={k: v for k, v in mapping.items() if v is not None})
     if frame.columns.duplicated().any():
         raise InvalidComparisonsError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice")
-    kind, object_cols = _detect(list(frame.columns), format)
+    source = where.source or "input"
+    kind, object_cols = _detect(list(frame.columns), format, source)
     meta = {role: next((c for c in aliases if c in frame.columns), None) for role, aliases in METADATA.items()}
     unknown = [c for c in frame.columns if c not in object_cols and c not in meta.values()]
     if unknown and kind != "salmon":  # salmon exports carry many bookkeeping columns
         raise InvalidComparisonsError(
-            f"{where.source or 'input'}: unknown column(s) {unknown}; rename them with "
+            f"{source}: unknown column(s) {unknown}; rename them with "
             f"columns={{{unknown[0]!r}: 'annotator'}} (say) or drop them with columns={{{unknown[0]!r}: None}}"
         )
     if len(frame) == 0:
-        raise InvalidComparisonsError(f"{where.source or 'input'}: no comparisons: the input is empty")
+        raise InvalidComparisonsError(f"{source}: no comparisons: the input is empty")
     names = check_names(names)
     odd_col = object_cols[3] if kind == "odd-one-out" else None
     id_cols = list(object_cols[:3]) if kind == "odd-one-out" and odd_col == "odd_position" else list(object_cols)
@@ -384,8 +385,9 @@ def frame_to_comparisons(
     if meta["weight"] is not None:
         raw = frame[meta["weight"]]
         weight = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
-        problems.flag(np.isnan(weight) & ~pd.isna(raw).to_numpy(), "weight is not a number")
-        for mask, reason in ((np.isnan(weight), "weight is NaN"), (np.isinf(weight), "weight is infinite"),
+        missing = pd.isna(raw).to_numpy() | raw.astype(str).str.strip().str.lower().isin(["nan", "na", "null"]).to_numpy()
+        for mask, reason in ((missing, "weight is NaN"), (np.isnan(weight), "weight is not a number"),
+                             (np.isinf(weight), "weight is infinite"),
                              (weight < 0, "weight is negative")):
             problems.flag(mask, reason)
     if meta["annotator"] is not None:
@@ -394,7 +396,7 @@ def frame_to_comparisons(
     report = problems.resolve()
     keep = ~problems.bad
     if not keep.any():
-        raise InvalidComparisonsError(f"{where.source or 'input'}: no valid comparisons ({report})")
+        raise InvalidComparisonsError(f"{source}: no valid comparisons ({report})")
     report.warn(stacklevel=4)
     kept = where.subset(keep)
     metadata = {role: None if col is None else frame[col].to_numpy()[keep]

@@ -99,7 +99,8 @@ def index_array(values, where: RowLocator, what: str = "index") -> np.ndarray:
     frac = as_float != np.round(as_float)
     if frac.any():
         r = _first(frac.reshape(len(arr), -1).any(axis=1))
-        raise InvalidComparisonsError(f"{where(r)}: {what} {as_float.reshape(len(arr), -1)[r]} is not an integer")
+        values = tuple(as_float.reshape(len(arr), -1)[r].tolist())
+        raise InvalidComparisonsError(f"{where(r)}: {what} is not an integer: {values}")
     return as_float.astype(np.int64)
 
 

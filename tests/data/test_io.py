@@ -1,0 +1,152 @@
+"""Reading and writing comparison files: round trips, detection, and errors that name the line."""
+import os
+
+import numpy as np
+import pytest
+
+from roembed.data import (
+    Comparisons, InvalidComparisonsError, SkippedRowsWarning, read_comparisons, write_comparisons,
+)
+
+NAMES = ["ant", "bee", "cat", "dog", "emu"]
+
+
+def _comparisons(quads, names=NAMES):
+    m = len(quads)
+    return Comparisons(quads, n_objects=len(NAMES), weight=np.linspace(0.5, 3, m), annotator=[f"w{r % 3}" for r in range(m)],
+                       timestamp=np.arange(m) * 100, response_time=np.linspace(0.25, 1, m), object_names=names)
+
+
+TRIPLETS = np.array([[0, 1, 2], [3, 2, 1], [2, 0, 3], [4, 3, 0]])
+QUADS = np.array([[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2], [0, 4, 1, 3]])
+
+
+def _same(a, b):
+    assert np.array_equal(a.quadruplets, b.quadruplets)
+    np.testing.assert_allclose(a.weight, b.weight)
+    assert a.n_objects == b.n_objects and a.object_names == b.object_names
+    for key in ("annotator", "timestamp", "response_time"):
+        assert list(getattr(a, key)) == list(getattr(b, key)), key
+
+
+def _write(tmp_path, text, name="c.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("quads", [TRIPLETS, QUADS])
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+def test_round_trip_with_names_and_metadata(tmp_path, quads, suffix):
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    c = _comparisons(quads)
+    path = write_comparisons(c, tmp_path / f"c{suffix}", names_path=tmp_path / "names.txt")
+    back = read_comparisons(path) if suffix == ".parquet" else read_comparisons(path, names=tmp_path / "names.txt")
+    _same(back, c)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]  # atomic write leaves no temporaries
+
+
+def test_csv_round_trip_without_a_names_file_keeps_names(tmp_path):
+    c = _comparisons(TRIPLETS)
+    path = write_comparisons(c, tmp_path / "c.csv")
+    assert path.read_text().splitlines()[:2] == ["anchor,closer,farther,weight,annotator,timestamp,response_time",
+                                                 "ant,bee,cat,0.5,w0,0,0.25"]
+    back = read_comparisons(path)  # names found in the file, sorted: here the same order
+    _same(back, c)
+    plain = read_comparisons(write_comparisons(c, tmp_path / "i.csv", names=False))
+    assert np.array_equal(plain.quadruplets, c.quadruplets) and plain.object_names is None
+
+
+def test_headerless_files_and_separators(tmp_path):
+    c = read_comparisons(_write(tmp_path, "0\t1\t2\n3\t2\t1\n"))
+    assert c.triplets.tolist() == [[0, 1, 2], [3, 2, 1]]
+    q = read_comparisons(_write(tmp_path, "0;1;2;3\n1;2;0;3\n"))
+    assert q.quadruplets.tolist() == [[0, 1, 2, 3], [1, 2, 0, 3]]
+    named = read_comparisons(_write(tmp_path, "0,1,2,7\n0,2,1,8\n"), columns=["i", "j", "k", "worker"])
+    assert list(named.annotator) == [7, 8]
+    with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: a file without a header must have 3"):
+        read_comparisons(_write(tmp_path, "0,1,2,3,4\n"))
+
+
+def test_auto_detects_salmon_and_odd_one_out_files(tmp_path):
+    salmon = _write(tmp_path, "puid,head,left,right,winner,loser,response_time,network_latency,datetime_received\n"
+                              "u1,0,1,2,2,1,1.5,0.1,2024-01-01\nu2,3,2,1,2,1,0.7,0.2,2024-01-02\n")
+    c = read_comparisons(salmon, names=NAMES)
+    assert c.triplets.tolist() == [[0, 2, 1], [3, 2, 1]] and list(c.annotator) == ["u1", "u2"]
+    assert list(c.timestamp) == ["2024-01-01", "2024-01-02"] and c.object_names == tuple(NAMES)
+    odd = _write(tmp_path, "a,b,c,odd,subject\nant,bee,cat,cat,s1\n", name="odd.csv")
+    c = read_comparisons(odd)
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 0, 2]] and list(c.annotator) == ["s1", "s1"]
+
+
+BAD_FILES = [
+    ("anchor,closer,farther\n0,1,2\n0,1,9\n", {"n_objects": 5}, "line 3: object index out of range (n_objects=5)"),
+    ("anchor,closer,farther\n0,1,2\n-1,1,2\n", {}, "line 3: negative object index"),
+    ("i,j,l,k\n0,1,2,3\n0,0,2,3\n", {}, "line 3: the first pair repeats an object (i == j)"),
+    ("i,j,l,k\n0,1,2,3\n0,1,3,3\n", {}, "line 3: the second pair repeats an object (l == k)"),
+    ("i,j,l,k\n0,1,2,3\n0,1,1,0\n", {}, "line 3: both pairs are the same pair ((i, j) == (l, k))"),
+    ("anchor,closer,farther\n0,1,2\n0,1.5,2\n", {}, "line 3: object index is not an integer"),
+    ("anchor,closer,farther\n0,1,2\n0,,2\n", {}, "line 3: object index is missing"),
+    ("anchor,closer,farther\n0,1,2\n0,1,2\n0,one,2\n", {}, "line 4: object id is not an integer object index"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,nan\n", {}, "line 3: weight is NaN"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,-2\n", {}, "line 3: weight is negative"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,inf\n", {}, "line 3: weight is infinite"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,heavy\n", {}, "line 3: weight is not a number"),
+    ("anchor,closer,farther,annotator\n0,1,2,a\n0,1,2,\n", {}, "line 3: annotator id is missing"),
+    ("anchor,closer,farther\n0,1,2\n\n1,0,2\n", {}, "line 3: object index is missing"),
+    ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
+    ("", {}, "no comparisons: the file is empty"),
+    ("anchor,nearer,farther\n0,1,2\n", {}, "unknown columns ['anchor', 'nearer', 'farther']"),
+    ("anchor,closer,farther,mood\n0,1,2,ok\n", {}, "unknown column(s) ['mood']"),
+    ("0,1,2\n0,1,2,3\n", {}, "line 2: has 4 fields but line 1 has 3: triplets (3) and quadruplets (4) cannot be mixed"),
+    ("0,1,2,3\n1,2,3,0\n0,1,2\n", {}, "line 3: has 3 indices but other rows have 4"),
+    ("anchor,closer,farther\n0,1,2\n0,1,2,3\n", {}, "line 3: has 4 fields but line 1 has 3"),
+    ("anchor,closer,farther\nant,bee,cat\nant,bee,yak\n", {"names": NAMES}, "line 3: unknown object name"),
+]
+
+
+@pytest.mark.parametrize("text, kwargs, message", BAD_FILES)
+def test_bad_input_names_the_file_line_and_problem(tmp_path, text, kwargs, message):
+    path = _write(tmp_path, text)
+    with pytest.raises(InvalidComparisonsError) as info:
+        read_comparisons(path, **kwargs)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_the_earliest_bad_line_is_reported(tmp_path):
+    path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n0,1,2,-1\n")
+    with pytest.raises(InvalidComparisonsError, match=r"line 3: both pairs are the same pair .*: \(0, 1, 1\)"):
+        read_comparisons(path)
+
+
+def test_skipping_reports_count_and_examples_never_silently(tmp_path):
+    path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n\n1,2,0,-1\n2,0,1,2\n")
+    with pytest.warns(SkippedRowsWarning, match="skipped 4 invalid row"):
+        c, report = read_comparisons(path, on_invalid="skip", return_report=True)
+    assert c.triplets.tolist() == [[0, 1, 2], [2, 0, 1]] and c.weight.tolist() == [1, 2]
+    assert report.n_skipped == 4
+    assert [e.split(": ")[0] for e in report.examples] == [f"{path} line {n}" for n in (3, 4, 5, 6)]
+    assert "weight is negative" in report.examples[3]
+    with pytest.raises(InvalidComparisonsError, match="no valid comparisons"):
+        read_comparisons(_write(tmp_path, "anchor,closer,farther\n0,0,1\n", "all_bad.csv"), on_invalid="skip")
+
+
+def test_names_file_and_duplicate_names(tmp_path):
+    names = _write(tmp_path, "ant\nbee\n\ncat\n", name="names.txt")
+    c = read_comparisons(_write(tmp_path, "anchor,closer,farther\n2,1,0\n"), names=names)
+    assert c.object_names == ("ant", "bee", "cat") and c.n_objects == 3
+    with pytest.raises(InvalidComparisonsError, match="'ant' appears more than once"):
+        read_comparisons(tmp_path / "c.csv", names=["ant", "bee", "ant"])
+
+
+def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "plain.parquet"
+    pd.DataFrame({"head": [0], "left": [1], "right": [2], "winner": [1], "puid": ["u"]}).to_parquet(path)
+    c = read_comparisons(path)
+    assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names is None
+    with pytest.raises(FileNotFoundError):
+        read_comparisons(tmp_path / "missing.csv")

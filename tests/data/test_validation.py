@@ -1,0 +1,72 @@
+"""Bad in-memory input: each case raises InvalidComparisonsError naming the row and the problem."""
+import numpy as np
+import pytest
+
+from roembed.data import Comparisons, InvalidComparisonsError, SkipReport, as_comparisons
+from roembed.data.validation import RowLocator
+
+GOOD = [[0, 1, 2], [1, 2, 0]]
+
+
+@pytest.mark.parametrize("rows, kwargs, message", [
+    (GOOD + [[0, 1, 5]], {"n_objects": 4}, "row 2: object index out of range (n_objects=4): (0, 1, 0, 5)"),
+    (GOOD + [[0, -1, 2]], {}, "row 2: negative object index"),
+    ([[0, 1, 2, 3], [1, 1, 2, 3]], {}, "row 1: the first pair repeats an object (i == j)"),
+    ([[0, 1, 2, 3], [0, 1, 2, 2]], {}, "row 1: the second pair repeats an object (l == k)"),
+    ([[0, 1, 2, 3], [0, 1, 1, 0]], {}, "row 1: both pairs are the same pair ((i, j) == (l, k))"),
+    (GOOD + [[0, 2, 2]], {}, "row 2: both pairs are the same pair"),
+    (np.array(GOOD + [[0, 1.5, 2]]), {}, "row 2: index is not an integer: (0.0, 1.5, 2.0)"),
+    (np.array(GOOD + [[0, np.nan, 2]]), {}, "row 2: index is missing (NaN) or infinite"),
+    (np.array(GOOD + [["0", "x", "2"]], dtype=object), {}, "row 2: index 'x' is not an integer object index"),
+    (GOOD, {"weight": [1, np.nan]}, "row 1: weight is NaN"),
+    (GOOD, {"weight": [-1, 1]}, "row 0: weight is negative"),
+    (GOOD, {"weight": [1, np.inf]}, "row 1: weight is infinite"),
+    (GOOD, {"weight": [1, 2, 3]}, "got 3 weights for 2 comparisons"),
+    (GOOD, {"annotator": ["a", None]}, "row 1: annotator id is missing"),
+    ([], {}, "no comparisons: the input is empty"),
+    (np.zeros((0, 3), dtype=int), {}, "no comparisons: the input is empty"),
+    ([[0, 1, 2], [0, 1, 2, 3]], {}, "row 1: has 4 indices but row 0 has 3: triplets (3) and quadruplets (4) cannot be mixed"),
+    ([[0, 1], [1, 0]], {}, "expected rows of 3 (triplets) or 4 (quadruplets) object indices"),
+    (GOOD, {"object_names": ["a", "b"], "n_objects": 3}, "n_objects=3 but 2 object names"),
+])
+def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
+    with pytest.raises(InvalidComparisonsError) as info:
+        Comparisons(rows, **kwargs)
+    assert message in str(info.value)
+
+
+def test_responses_and_sample_weights_are_checked():
+    with pytest.raises(InvalidComparisonsError, match="row 1: response y=2 is not True/False or"):
+        as_comparisons(GOOD, y=[1, 2])
+    with pytest.raises(InvalidComparisonsError, match="row 0: weight is negative"):
+        as_comparisons(GOOD, sample_weight=[-1, 1])
+    c = as_comparisons(GOOD, y=[True, False], sample_weight=[2, 3])
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 0, 2]] and c.weight.tolist() == [2, 3]
+
+
+def test_row_locator_names_file_lines_and_expanded_rows():
+    assert RowLocator()(3) == "row 3"
+    assert RowLocator("f.csv", np.array([2, 5]))(1) == "f.csv line 5"
+    assert RowLocator(None, np.array([0, 0, 1, 1]))(3) == "row 1"  # two rows made from input row 1
+    report = SkipReport()
+    report.add(np.array([0, 1]), "bad", RowLocator("f.csv", np.array([2, 3])), max_examples=1)
+    assert report.n_skipped == 2 and str(report) == "skipped 2 invalid row(s), e.g. f.csv line 2: bad"
+
+
+def test_drop_unused_objects_renumbers_in_order_and_keeps_names():
+    c = Comparisons([[4, 1, 2], [2, 4, 1]], n_objects=6, object_names="abcdef", annotator=["x", "y"])
+    d = c.drop_unused_objects()
+    assert c.used_objects.tolist() == [1, 2, 4]
+    assert d.n_objects == 3 and d.object_names == ("b", "c", "e") and d.triplets.tolist() == [[2, 0, 1], [1, 2, 0]]
+    assert list(d.annotator) == ["x", "y"] and d.drop_unused_objects() is d
+
+
+def test_containers_are_immutable():
+    c = Comparisons(GOOD, weight=[1, 2])
+    with pytest.raises(ValueError):
+        c.quadruplets[0, 0] = 3
+    with pytest.raises(ValueError):
+        c.weight[0] = 5
+    g = c.aggregate()
+    with pytest.raises(ValueError):
+        g.votes[0] = 0
