@@ -14,8 +14,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 @pytest.fixture(scope="module")
 def data():
+    # data seed 10: a data seed equal to an estimator seed would start the fit at the true embedding
     return make_synthetic(n_objects=25, dim=2, n_train=1200, n_validation=100, votes=(1, 3), n_test=2000,
-                          random_state=0)
+                          random_state=10)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)

@@ -82,7 +82,7 @@ def test_majority_vote_masks_partition_the_edges():
 
 def test_two_stage_on_contaminated_votes_is_deterministic():
     data = make_synthetic(n_objects=20, dim=2, n_train=600, n_validation=10, votes=(3, 7), rate=0.3,
-                          n_test=1000, random_state=0)
+                          n_test=1000, random_state=10)
     est = TwoStageEmbedding(2, estimator=STE(max_iter=100), random_state=0)
     a = est.fit(data.train)
     b = clone(est).fit(data.train)
@@ -96,7 +96,7 @@ def test_two_stage_on_contaminated_votes_is_deterministic():
 
 def test_without_cycle_removal_and_default_estimator():
     data = make_synthetic(n_objects=15, dim=2, n_train=300, n_validation=10, votes=(1, 3), rate=0.2,
-                          n_test=500, random_state=1)
+                          n_test=500, random_state=11)
     est = TwoStageEmbedding(2, remove_cycles=False, random_state=0).fit(data.train)
     assert est.n_cycle_ == 0 and type(est.estimator_).__name__ == "SOE"
 
