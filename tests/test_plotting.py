@@ -38,11 +38,14 @@ def test_project_2d_is_pca():
 
 def test_labels_are_spread_out():
     xy = np.random.default_rng(2).normal(size=(500, 2))
-    chosen = plotting._spread_labels(xy, max_labels=30, gap=(0.1, 0.03))
+    widths = np.random.default_rng(3).uniform(0.05, 0.2, size=500)
+    chosen = plotting._spread_labels(xy, max_labels=30, widths=widths, height=0.03)
     assert 0 < len(chosen) <= 30 and len(set(chosen)) == len(chosen)
     unit = (xy - xy.min(0)) / np.ptp(xy, axis=0)
-    delta = np.abs(unit[chosen][:, None] - unit[chosen][None]) + np.eye(len(chosen))[..., None]
-    assert not ((delta[..., 0] < 0.1) & (delta[..., 1] < 0.03)).any()  # no two label boxes overlap
+    x, y, w = unit[chosen, 0], unit[chosen, 1], widths[chosen]
+    overlap = (x[:, None] < x[None] + w[None]) & (x[None] < x[:, None] + w[:, None]) \
+        & (np.abs(y[:, None] - y[None]) < 0.03)
+    assert not (overlap & ~np.eye(len(chosen), dtype=bool)).any()  # no two label boxes overlap
 
 
 def test_embedding_plot_colours_and_legend():

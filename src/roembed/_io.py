@@ -7,6 +7,13 @@ import tempfile
 from pathlib import Path
 
 
+def _default_mode(fd_or_path) -> None:
+    """Gives a ``mkstemp`` file (mode 0600) the permissions a plain ``open`` would: 0666 minus the umask."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    os.chmod(fd_or_path, 0o666 & ~umask)
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", **open_kwargs):
     """Opens a temporary file beside ``path``; on success it replaces ``path`` at once.
@@ -18,6 +25,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        _default_mode(tmp)
         with os.fdopen(fd, mode, **open_kwargs) as fh:
             yield fh
             fh.flush()
@@ -40,6 +48,7 @@ def atomic_path(path):
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
         os.close(fd)
         try:
+            _default_mode(tmp)
             yield Path(tmp)
             os.replace(tmp, target)
         except BaseException:

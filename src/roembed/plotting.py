@@ -32,19 +32,22 @@ def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
     return U[:, :2] * S[:2], f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
 
 
-def _spread_labels(xy: np.ndarray, max_labels: int, gap=(0.10, 0.03)) -> np.ndarray:
+def _spread_labels(xy: np.ndarray, max_labels: int, widths=None, height: float = 0.03) -> np.ndarray:
     """Indices of points to label: greedily, outermost first, skipping a point whose
-    label box (``gap`` = width, height as fractions of the plot's extent) would
-    overlap one already placed."""
+    label box (``widths[o]`` x ``height`` as fractions of the plot's extent, to the
+    right of the point) would overlap a box already placed."""
     span = np.ptp(xy, axis=0)
     unit = (xy - xy.min(axis=0)) / np.where(span > 0, span, 1.0)
+    widths = np.full(len(xy), 0.1) if widths is None else np.asarray(widths, dtype=float)
     order = np.argsort(-np.linalg.norm(unit - 0.5, axis=1), kind="stable")
     chosen: list[int] = []
     for o in order:
         if len(chosen) >= max_labels:
             break
-        delta = np.abs(unit[chosen] - unit[o])
-        if not chosen or not ((delta[:, 0] < gap[0]) & (delta[:, 1] < gap[1])).any():
+        c = np.asarray(chosen, dtype=np.int64)
+        x_overlap = (unit[c, 0] < unit[o, 0] + widths[o]) & (unit[o, 0] < unit[c, 0] + widths[c])
+        y_overlap = np.abs(unit[c, 1] - unit[o, 1]) < height
+        if not (x_overlap & y_overlap).any():
             chosen.append(int(o))
     return np.asarray(chosen, dtype=np.int64)
 
@@ -94,7 +97,8 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     if names is not None:
         if len(names) != n:
             raise ValueError(f"got {len(names)} names for {n} objects")
-        for o in _spread_labels(xy, max_labels):
+        widths = [0.011 * len(str(s)) + 0.015 for s in names]  # ~ text width at fontsize 7
+        for o in _spread_labels(xy, max_labels, widths):
             ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
     ax.set_xlabel(axis_note)
     ax.set_aspect("equal", adjustable="datalim")
@@ -143,7 +147,7 @@ def plot_outliers(estimator, *, max_drawn: int = 30, title: str | None = None, f
 
 
 def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None = None,
-                    figsize=(8.0, 5.5)) -> Figure:
+                    figsize=(9.5, 5.5)) -> Figure:
     """Agreement of each annotator with the embedding (with its interval) against
     their number of votes; suspects in red, the ``n_named`` least reliable named."""
     from .annotators import suspect_threshold
@@ -169,7 +173,7 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
     ax.set_xlabel("votes given")
     ax.set_ylabel("agreement with the embedding (95% Wilson interval)")
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize="small", loc="lower right")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title(title or f"Reliability of {len(t)} annotators")
     return fig
 

@@ -76,7 +76,7 @@ def progress(enabled: bool, description: str):
 
     from ..solvers.lbfgs import observe_iterations
 
-    with tqdm(desc=description, unit=" it", delay=1.0, file=sys.stderr, leave=False) as bar:
+    with tqdm(desc=description, unit=" it", delay=1.0, file=sys.stderr, leave=False, disable=None) as bar:
         def update(_iteration, value):
             bar.update(1)
             bar.set_postfix(objective=f"{value:.5g}", refresh=False)
