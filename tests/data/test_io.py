@@ -83,6 +83,8 @@ def test_auto_detects_salmon_and_odd_one_out_files(tmp_path):
 BAD_FILES = [
     ("anchor,closer,farther\n0,1,2\n0,1,9\n", {"n_objects": 5}, "line 3: object index out of range (n_objects=5)"),
     ("anchor,closer,farther\n0,1,2\n-1,1,2\n", {}, "line 3: negative object index"),
+    ("anchor,closer,farther\n0,1,2\n1,1,2\n", {}, "line 3: the first pair repeats an object (closer == anchor): (1, 1, 2)"),
+    ("anchor,closer,farther\n0,1,2\n1,0,1\n", {}, "line 3: the second pair repeats an object (farther == anchor)"),
     ("i,j,l,k\n0,1,2,3\n0,0,2,3\n", {}, "line 3: the first pair repeats an object (i == j)"),
     ("i,j,l,k\n0,1,2,3\n0,1,3,3\n", {}, "line 3: the second pair repeats an object (l == k)"),
     ("i,j,l,k\n0,1,2,3\n0,1,1,0\n", {}, "line 3: both pairs are the same pair ((i, j) == (l, k))"),
@@ -117,7 +119,7 @@ def test_bad_input_names_the_file_line_and_problem(tmp_path, text, kwargs, messa
 
 def test_the_earliest_bad_line_is_reported(tmp_path):
     path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n0,1,2,-1\n")
-    with pytest.raises(InvalidComparisonsError, match=r"line 3: both pairs are the same pair .*: \(0, 1, 1\)"):
+    with pytest.raises(InvalidComparisonsError, match=r"line 3: both pairs are the same pair \(closer == farther\): \(0, 1, 1\)"):
         read_comparisons(path)
 
 

@@ -9,12 +9,15 @@ GOOD = [[0, 1, 2], [1, 2, 0]]
 
 
 @pytest.mark.parametrize("rows, kwargs, message", [
-    (GOOD + [[0, 1, 5]], {"n_objects": 4}, "row 2: object index out of range (n_objects=4): (0, 1, 0, 5)"),
+    (GOOD + [[0, 1, 5]], {"n_objects": 4}, "row 2: object index out of range (n_objects=4): (0, 1, 5)"),
     (GOOD + [[0, -1, 2]], {}, "row 2: negative object index"),
     ([[0, 1, 2, 3], [1, 1, 2, 3]], {}, "row 1: the first pair repeats an object (i == j)"),
     ([[0, 1, 2, 3], [0, 1, 2, 2]], {}, "row 1: the second pair repeats an object (l == k)"),
     ([[0, 1, 2, 3], [0, 1, 1, 0]], {}, "row 1: both pairs are the same pair ((i, j) == (l, k))"),
-    (GOOD + [[0, 2, 2]], {}, "row 2: both pairs are the same pair"),
+    (GOOD + [[0, 2, 2]], {}, "row 2: both pairs are the same pair (closer == farther): (0, 2, 2)"),
+    (GOOD + [[2, 2, 0]], {}, "row 2: the first pair repeats an object (closer == anchor)"),
+    (GOOD + [[2, 0, 2]], {}, "row 2: the second pair repeats an object (farther == anchor)"),
+    ([[0, 1, 2], [1, 1, 2], [-1, 0, 1]], {}, "row 1: the first pair repeats an object (closer == anchor)"),  # earliest row first
     (np.array(GOOD + [[0, 1.5, 2]]), {}, "row 2: index is not an integer: (0.0, 1.5, 2.0)"),
     (np.array(GOOD + [[0, np.nan, 2]]), {}, "row 2: index is missing (NaN) or infinite"),
     (np.array(GOOD + [["0", "x", "2"]], dtype=object), {}, "row 2: index 'x' is not an integer object index"),

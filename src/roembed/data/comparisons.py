@@ -106,7 +106,7 @@ class Comparisons:
             n_objects = int(quads.max()) + 1 if len(quads) else 0
         if n_objects < 1:
             raise InvalidComparisonsError("n_objects must be at least 1")
-        check_quadruplets(quads, int(n_objects), where)
+        check_quadruplets(quads, int(n_objects), where, triplets=arr.shape[1] == 3)
         m = len(quads)
         self._quads = _readonly(quads)
         self._weight = _readonly(check_weights(weight, m, where))

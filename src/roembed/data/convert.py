@@ -377,7 +377,7 @@ def frame_to_comparisons(
         quads = np.stack([head, winner, head, np.where(winner == left, right, left)], axis=1)
     else:
         quads = ints if kind == "quadruplets" else ints[:, [0, 1, 0, 2]]
-        structural = invalid_quadruplet_rows(quads, None)
+        structural = invalid_quadruplet_rows(quads, None, triplets=kind == "triplets")
     for mask, reason in structural:
         problems.flag(mask, reason)
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from .comparisons import Comparisons
 from .convert import from_odd_one_out
-from .validation import InvalidComparisonsError, RowLocator, SkipReport, invalid_quadruplet_rows
+from .io import read_comparisons
+from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["load_music", "load_music_genres", "load_material", "load_things"]
 
@@ -45,22 +46,14 @@ def load_music(path, *, objects: str = "used", return_report: bool = False):
     Reads ``music_triplets_0based.csv`` (``anchor, closer, farther``: d(anchor, closer)
     < d(anchor, farther)) and ``artist_names.tsv`` (412 names; the mapping is inferred,
     see PROVENANCE.md).  The 17 rows that repeat an artist cannot be comparisons: they
-    are dropped with a :class:`SkippedRowsWarning` and listed in the :class:`SkipReport`
+    are dropped with a :class:`SkippedRowsWarning` and counted in the :class:`SkipReport`
     returned as a second value when ``return_report=True``.  There are no annotators.
     With ``objects="used"`` (default) 400 artists remain; ``"all"`` keeps 412.
     """
     path = _folder(path, ("music_triplets_0based.csv", "artist_names.tsv"))
-    csv = path / "music_triplets_0based.csv"
-    triplets = pd.read_csv(csv)[["anchor", "closer", "farther"]].to_numpy(np.int64)
-    names = pd.read_csv(path / "artist_names.tsv", sep="\t").sort_values("index0")["name"].astype(str)
-    quads = triplets[:, [0, 1, 0, 2]]
-    where = RowLocator(str(csv), lines=np.arange(len(quads)) + 2)  # header is line 1
-    report, bad = SkipReport(), np.zeros(len(quads), dtype=bool)
-    for mask, reason in invalid_quadruplet_rows(quads, len(names)):
-        report.add(np.flatnonzero(mask & ~bad), reason, where)
-        bad |= mask
-    report.warn()
-    comparisons = Comparisons(triplets[~bad], object_names=names.tolist(), where=where.subset(~bad))
+    names = pd.read_csv(path / "artist_names.tsv", sep="\t", dtype={"name": str}).sort_values("index0")["name"]
+    comparisons, report = read_comparisons(path / "music_triplets_0based.csv", format="triplets", names=names.tolist(),
+                                           on_invalid="skip", return_report=True)
     comparisons = _select_objects(comparisons, objects)
     return (comparisons, report) if return_report else comparisons
 

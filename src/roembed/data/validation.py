@@ -104,33 +104,36 @@ def index_array(values, where: RowLocator, what: str = "index") -> np.ndarray:
     return as_float.astype(np.int64)
 
 
-def invalid_quadruplet_rows(quads: np.ndarray, n_objects: int | None) -> list[tuple[np.ndarray, str]]:
-    """Lists ``(row_mask, reason)`` for every kind of invalid quadruplet."""
+def invalid_quadruplet_rows(quads: np.ndarray, n_objects: int | None, triplets: bool = False) -> list[tuple[np.ndarray, str]]:
+    """Lists ``(row_mask, reason)`` for every kind of invalid quadruplet (worded for triplets if asked)."""
     i, j, l, k = quads.T
     problems = [
         ((quads < 0).any(axis=1), "negative object index"),
     ]
     if n_objects is not None:
         problems.append(((quads >= n_objects).any(axis=1), f"object index out of range (n_objects={n_objects})"))
-    problems += [
-        (i == j, "the first pair repeats an object (i == j)"),
-        (l == k, "the second pair repeats an object (l == k)"),
-        (((i == l) & (j == k)) | ((i == k) & (j == l)), "both pairs are the same pair ((i, j) == (l, k))"),
-    ]
+    same_pair = ((i == l) & (j == k)) | ((i == k) & (j == l))
+    why = ("(closer == anchor)", "(farther == anchor)", "(closer == farther)") if triplets else \
+        ("(i == j)", "(l == k)", "((i, j) == (l, k))")
+    problems += [(i == j, f"the first pair repeats an object {why[0]}"),
+                 (l == k, f"the second pair repeats an object {why[1]}"),
+                 (same_pair, f"both pairs are the same pair {why[2]}")]
     return problems
 
 
-def check_quadruplets(quads: np.ndarray, n_objects: int | None, where: RowLocator | None = None) -> None:
-    """Raises on the first invalid quadruplet, naming its row."""
+def check_quadruplets(quads: np.ndarray, n_objects: int | None, where: RowLocator | None = None,
+                      triplets: bool = False) -> None:
+    """Raises on the earliest invalid row, naming it, its problem and its indices."""
     where = where or RowLocator()
     if quads.ndim != 2 or quads.shape[1] != 4:
         raise InvalidComparisonsError(f"expected an (m, 4) array of quadruplets, got shape {quads.shape}")
     if len(quads) == 0:
         raise InvalidComparisonsError("no comparisons: the input is empty")
-    for mask, reason in invalid_quadruplet_rows(quads, n_objects):
-        if mask.any():
-            r = _first(mask)
-            raise InvalidComparisonsError(f"{where(r)}: {reason}: {tuple(int(v) for v in quads[r])}")
+    found = [(_first(mask), reason) for mask, reason in invalid_quadruplet_rows(quads, n_objects, triplets) if mask.any()]
+    if found:
+        r, reason = min(found, key=lambda f: f[0])
+        shown = quads[r, [0, 1, 3]] if triplets else quads[r]
+        raise InvalidComparisonsError(f"{where(r)}: {reason}: {tuple(int(v) for v in shown)}")
 
 
 def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray:
