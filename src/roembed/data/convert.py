@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -243,7 +242,7 @@ class _RowProblems:
             raise ValueError(f"on_invalid must be 'raise' or 'skip', got {on_invalid!r}")
         self.bad = np.zeros(n_rows, dtype=bool)
         self.reason = np.empty(n_rows, dtype=object)
-        self.where, self.skip, self.values = where, on_invalid == "skip", _name_strings(shown_values)
+        self.where, self.skip, self.values = where, on_invalid == "skip", shown_values
 
     def flag(self, mask, reason: str) -> None:
         mask = np.asarray(mask) & ~self.bad
@@ -251,7 +250,7 @@ class _RowProblems:
         self.bad |= mask
 
     def _describe(self, r: int) -> str:
-        values = ", ".join("" if v is None else v for v in self.values[r])
+        values = ", ".join(_id_text(v) for v in self.values[r])
         return f"{self.reason[r]}: ({values})"
 
     def resolve(self) -> SkipReport:
@@ -272,17 +271,27 @@ def _is_integer_like(values: np.ndarray) -> np.ndarray:
     return (~np.isnan(num) | missing).reshape(values.shape)
 
 
-def _name_strings(values: np.ndarray) -> np.ndarray:
-    """Object ids as strings; integral floats lose their ``.0``; missing stays None."""
-    out = np.empty(values.shape, dtype=object)
-    for idx, v in np.ndenumerate(values):
-        if pd.isna(v):
-            out[idx] = None
-        elif isinstance(v, (float, np.floating)) and float(v).is_integer():
-            out[idx] = str(int(v))
-        else:
-            out[idx] = str(v)
-    return out
+def _id_text(value) -> str:
+    """One object id as text: integral floats lose their ``.0``; missing is empty."""
+    if pd.isna(value):
+        return ""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _name_strings(block: pd.DataFrame) -> np.ndarray:
+    """Object id columns as an object array of strings (None where missing)."""
+    out = []
+    for col in block.columns:
+        values = block[col]
+        present = values.notna().to_numpy()
+        if values.dtype.kind == "f" and np.all(values[present] == np.round(values[present])):
+            values = values.astype("Int64")
+        text = values.astype(str).to_numpy(dtype=object)
+        text[~present] = None
+        out.append(text)
+    return np.stack(out, axis=1)
 
 
 def _object_codes(block: pd.DataFrame, names, problems: _RowProblems):
@@ -303,12 +312,12 @@ def _object_codes(block: pd.DataFrame, names, problems: _RowProblems):
         problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
         problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
         return num, None if names is None else tuple(names)
-    strings = _name_strings(values)
+    strings = _name_strings(block)
     problems.flag(pd.isna(values).any(axis=1), "object name is missing")
     if names is None:
-        names = tuple(sorted(set(strings[~problems.bad].ravel().tolist()) - {None}))
-    lookup = {name: float(o) for o, name in enumerate(names)}
-    codes = np.array([lookup.get(s, np.nan) for s in strings.ravel()], dtype=np.float64).reshape(values.shape)
+        names = tuple(sorted(set(pd.unique(strings[~problems.bad].ravel())) - {None}))
+    codes = pd.Index(names).get_indexer(strings.ravel()).astype(np.float64).reshape(values.shape)
+    codes[codes < 0] = np.nan
     problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
     return codes, tuple(names)
 
@@ -322,6 +331,47 @@ def check_names(names) -> tuple[str, ...] | None:
     if seen.has_duplicates:
         raise InvalidComparisonsError(f"object name {seen[seen.duplicated()][0]!r} appears more than once in names")
     return names
+
+
+def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProblems) -> np.ndarray | None:
+    if column is None:
+        return None
+    raw = frame[column]
+    weight = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
+    missing = pd.isna(raw).to_numpy() | raw.astype(str).str.strip().str.lower().isin(["nan", "na", "null"]).to_numpy()
+    for mask, reason in ((missing, "weight is NaN"), (np.isnan(weight), "weight is not a number"),
+                         (np.isinf(weight), "weight is infinite"), (weight < 0, "weight is negative")):
+        problems.flag(mask, reason)
+    return weight
+
+
+def _odd_one_out_rows(frame: pd.DataFrame, odd_col: str, ints: np.ndarray, problems: _RowProblems):
+    """Shown objects and the odd one's position, from ``odd`` (an object) or ``odd_position`` (0-based)."""
+    if odd_col == "odd_position":
+        pos = pd.to_numeric(frame[odd_col], errors="coerce").to_numpy(np.float64)
+        problems.flag(np.isnan(pos) | (pos != np.round(pos)), "odd-one-out position is missing or not an integer")
+        odd, odd_is = np.where(problems.bad, 0, np.nan_to_num(pos)).astype(np.int64), "position"
+    else:
+        odd, odd_is = ints[:, 3], "object"
+    structural, position = _odd_one_out_problems(ints[:, :3], odd, odd_is)
+    for mask, reason in structural:
+        problems.flag(mask, reason)
+    return ints[:, :3], position
+
+
+def _quadruplet_rows(kind: str, ints: np.ndarray, problems: _RowProblems) -> np.ndarray:
+    """Quadruplets from triplet, quadruplet or salmon (``head, left, right, winner``) columns."""
+    if kind == "salmon":
+        head, left, right, winner = ints.T
+        structural = [((head == left) | (head == right) | (left == right), "head, left and right are not distinct"),
+                      ((winner != left) & (winner != right), "winner is neither left nor right")]
+        quads = np.stack([head, winner, head, np.where(winner == left, right, left)], axis=1)
+    else:
+        quads = ints if kind == "quadruplets" else ints[:, [0, 1, 0, 2]]
+        structural = invalid_quadruplet_rows(quads, None, triplets=kind == "triplets")
+    for mask, reason in structural:
+        problems.flag(mask, reason)
+    return quads
 
 
 def frame_to_comparisons(
@@ -362,34 +412,11 @@ def frame_to_comparisons(
     if n_objects is not None:
         problems.flag((ints >= n_objects).any(axis=1), f"object index out of range (n_objects={n_objects})")
 
-    if kind == "odd-one-out" and odd_col == "odd_position":
-        pos = pd.to_numeric(frame[odd_col], errors="coerce").to_numpy(np.float64)
-        problems.flag(np.isnan(pos) | (pos != np.round(pos)), "odd-one-out position is missing or not an integer")
-        odd = np.where(problems.bad, 0, np.nan_to_num(pos)).astype(np.int64)
     if kind == "odd-one-out":
-        shown, odd_is = ints[:, :3], "position" if odd_col == "odd_position" else "object"
-        odd = odd if odd_is == "position" else ints[:, 3]
-        structural, position = _odd_one_out_problems(shown, odd, odd_is)
-    elif kind == "salmon":
-        head, left, right, winner = ints.T
-        structural = [(((head == left) | (head == right) | (left == right)), "head, left and right are not distinct"),
-                      (((winner != left) & (winner != right)), "winner is neither left nor right")]
-        quads = np.stack([head, winner, head, np.where(winner == left, right, left)], axis=1)
+        shown, position = _odd_one_out_rows(frame, odd_col, ints, problems)
     else:
-        quads = ints if kind == "quadruplets" else ints[:, [0, 1, 0, 2]]
-        structural = invalid_quadruplet_rows(quads, None, triplets=kind == "triplets")
-    for mask, reason in structural:
-        problems.flag(mask, reason)
-
-    weight = None
-    if meta["weight"] is not None:
-        raw = frame[meta["weight"]]
-        weight = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
-        missing = pd.isna(raw).to_numpy() | raw.astype(str).str.strip().str.lower().isin(["nan", "na", "null"]).to_numpy()
-        for mask, reason in ((missing, "weight is NaN"), (np.isnan(weight), "weight is not a number"),
-                             (np.isinf(weight), "weight is infinite"),
-                             (weight < 0, "weight is negative")):
-            problems.flag(mask, reason)
+        quads = _quadruplet_rows(kind, ints, problems)
+    weight = _checked_weight(frame, meta["weight"], problems)
     if meta["annotator"] is not None:
         problems.flag(pd.isna(frame[meta["annotator"]]).to_numpy(), "annotator id is missing")
 

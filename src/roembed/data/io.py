@@ -124,6 +124,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     if names is not None:
         names = read_names(names)
     if _is_parquet(path):
+        if isinstance(columns, (list, tuple)):
+            raise ValueError("a list of column names is only for text files without a header; pass a dict")
         frame, stored = _read_parquet(path)
         where, rename = RowLocator(str(path)), columns
         if names is None and stored.get("object_names") is not None:
