@@ -166,3 +166,23 @@ def test_odd_one_out_bad_inputs_name_the_answer():
 def test_as_comparisons_accepts_a_frame():
     frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"])
     assert np.array_equal(as_comparisons(frame).triplets, TRIPLETS)
+
+
+def test_salmon_target_filenames_become_names_when_one_to_one():
+    raw = pd.DataFrame({"head": [0, 1], "left": [1, 2], "right": [2, 0], "winner": [2, 2], "puid": ["u", "v"],
+                        "head_filename": ["a.png", "b.png"], "left_filename": ["b.png", "c.png"],
+                        "right_filename": ["c.png", "a.png"]})
+    c = from_frame(raw)
+    assert c.object_names == ("a.png", "b.png", "c.png") and c.triplets.tolist() == [[0, 2, 1], [1, 2, 0]]
+    raw.loc[1, "right_filename"] = "z.png"  # index 0 now has two file names: no names rather than wrong ones
+    assert from_frame(raw).object_names is None
+
+
+def test_object_names_map_to_indices_and_back():
+    c = Comparisons(TRIPLETS, object_names=NAMES)
+    assert c.object_index(["dog", "ant"]).tolist() == [3, 0]
+    assert [c.object_names[o] for o in c.object_index(NAMES)] == NAMES
+    with pytest.raises(InvalidComparisonsError, match="unknown object name 'yak'"):
+        c.object_index("yak")
+    with pytest.raises(InvalidComparisonsError, match="no object names"):
+        Comparisons(TRIPLETS).object_index("ant")

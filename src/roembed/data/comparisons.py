@@ -175,6 +175,16 @@ class Comparisons:
         """Sorted indices of the objects that occur in at least one comparison."""
         return np.unique(self._quads)
 
+    def object_index(self, names) -> np.ndarray:
+        """Indices of the named objects (``object_names.index`` for many names at once)."""
+        if self._object_names is None:
+            raise InvalidComparisonsError("these comparisons have no object names")
+        names = np.atleast_1d(np.asarray(names, dtype=object)).astype(str)
+        index = pd.Index(self._object_names).get_indexer(names)
+        if (index < 0).any():
+            raise InvalidComparisonsError(f"unknown object name {str(names[index < 0][0])!r}")
+        return index
+
     def drop_unused_objects(self) -> "Comparisons":
         """The same responses over only the objects that occur, renumbered in their old order.
 

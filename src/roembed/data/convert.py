@@ -333,6 +333,20 @@ def check_names(names) -> tuple[str, ...] | None:
     return names
 
 
+def _salmon_target_names(frame: pd.DataFrame) -> tuple[str, ...] | None:
+    """Target names from salmon's ``<role>_filename`` columns, when they name every index 0..n-1."""
+    roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
+    if not roles or any(frame[r].dtype.kind not in "iu" for r in roles):
+        return None
+    pairs = pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
+                          "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])})
+    pairs = pairs.drop_duplicates()
+    n = int(pairs["index"].max()) + 1
+    if pairs["index"].min() < 0 or len(pairs) != n or pairs["index"].nunique() != n or pairs["name"].nunique() != n:
+        return None  # not a clean one-to-one naming of 0..n-1
+    return tuple(pairs.sort_values("index")["name"])
+
+
 def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProblems) -> np.ndarray | None:
     if column is None:
         return None
@@ -399,6 +413,8 @@ def frame_to_comparisons(
     if len(frame) == 0:
         raise InvalidComparisonsError(f"{source}: no comparisons: the input is empty")
     names = check_names(names)
+    if names is None and kind == "salmon":
+        names = _salmon_target_names(frame)
     odd_col = object_cols[3] if kind == "odd-one-out" else None
     id_cols = list(object_cols[:3]) if kind == "odd-one-out" and odd_col == "odd_position" else list(object_cols)
     problems = _RowProblems(len(frame), where, on_invalid, frame[list(object_cols)].to_numpy(dtype=object))
