@@ -336,7 +336,7 @@ def check_names(names) -> tuple[str, ...] | None:
 def _salmon_target_names(frame: pd.DataFrame) -> tuple[str, ...] | None:
     """Target names from salmon's ``<role>_filename`` columns, when they name every index 0..n-1."""
     roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
-    if not roles or any(frame[r].dtype.kind not in "iu" for r in roles):
+    if not {"head", "left", "right"} <= set(roles) or any(frame[r].dtype.kind not in "iu" for r in roles):
         return None
     pairs = pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
                           "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])})
