@@ -44,7 +44,9 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
         cls = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError):
         raise BadInput(f"method {method!r} is not available in this installation of roembed") from None
-    options = {"n_components": dim, "random_state": seed, "lam": lam, "loss": loss, "max_iter": max_iter}
+    # lam="auto" and loss=None leave the estimator's own default
+    options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
+               "max_iter": max_iter}
     accepted = cls().get_params()
     try:
         return cls(**{k: v for k, v in options.items() if k in accepted and v is not None})

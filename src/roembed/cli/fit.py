@@ -116,7 +116,8 @@ def holdout_split(comparisons, fraction: float, seed: int):
                    "classic non-robust losses (no outliers.csv / annotators.csv).")
 @click.option("--loss", default=None, help="Loss of the robust estimator (soe, ste, tste, gnmds, ckl, roe).")
 @click.option("--lam", default="auto", show_default=True,
-              help="Outlier penalty of robust/roe: 'auto' or a positive number (smaller flags more).")
+              help="Outlier penalty of robust/roe: a positive number (smaller flags more), or 'auto' for the "
+                   "estimator's default (robust: chosen from the residual scale of a plain fit).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (start and hold-out split).")
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error.")

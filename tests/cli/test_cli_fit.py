@@ -1,0 +1,177 @@
+"""End-to-end tests of ``roembed fit`` on small files."""
+import importlib.util
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from roembed.cli import main
+from roembed.experiments import make_synthetic
+
+# the flagship estimator (the default --method) is written in parallel with these tests
+needs_robust = pytest.mark.skipif(importlib.util.find_spec("roembed.estimators.robust") is None,
+                                  reason="roembed.estimators.robust is not there yet")
+
+
+@pytest.fixture(scope="module")
+def spam():
+    return make_synthetic(n_objects=25, dim=2, n_train=1200, n_validation=200, n_test=500, votes=(3, 6),
+                          rate=0.25, model="spammers", n_annotators=16, random_state=5)
+
+
+@pytest.fixture()
+def files(tmp_path, spam):
+    t = spam.train.triplets
+    csv = tmp_path / "votes.csv"
+    pd.DataFrame({"anchor": t[:, 0], "closer": t[:, 1], "farther": t[:, 2],
+                  "annotator": [f"w{a}" for a in spam.train.annotator]}).to_csv(csv, index=False)
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(f"thing{o}" for o in range(25)) + "\n")
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("index0\tname\tgroup\n" + "".join(f"{o}\tthing{o}\tg{o % 3};x\n" for o in range(25)))
+    return tmp_path, csv, names, labels
+
+
+def run(*args):
+    result = CliRunner().invoke(main, ["fit", *map(str, args)])
+    return result
+
+
+def one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@needs_robust
+def test_fit_writes_everything(files, spam):
+    folder, csv, names, labels = files
+    out = folder / "out"
+    result = run(csv, "--dim", 2, "--out", out, "--names", names, "--labels", labels, "--label-column", "group",
+                 "--holdout", 0.2, "--seed", 1, "--svg", "--quiet")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert result.stdout == ""  # --quiet
+    expected = {"embedding", "outliers", "annotators"}
+    assert {p.name for p in out.iterdir()} == ({f"{s}.{e}" for s in expected for e in ("csv", "png", "svg")}
+                                               | {"summary.json"})
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert {p.stat().st_mode & 0o777 for p in out.iterdir()} == {0o666 & ~umask}  # not mkstemp's 0600
+    emb = pd.read_csv(out / "embedding.csv")
+    assert list(emb.columns) == ["object", "name", "n_responses", "x1", "x2"]
+    assert emb["name"].tolist() == [f"thing{o}" for o in range(25)] and np.isfinite(emb[["x1", "x2"]]).all().all()
+    outliers = pd.read_csv(out / "outliers.csv")
+    assert {"i_name", "votes", "opposing_votes", "annotators", "gamma"} <= set(outliers.columns)
+    assert (outliers["gamma"] > 0).all()
+    annotators = pd.read_csv(out / "annotators.csv")
+    found = set(annotators.loc[annotators["suspect"], "annotator"])
+    assert found == {f"w{a}" for a in spam.spammers}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["settings"]["method"] == "robust" and summary["settings"]["dim"] == 2
+    assert summary["n_objects"] == 25 and summary["n_responses"] == len(spam.train)
+    assert 0 < summary["n_holdout_responses"] < 0.3 * len(spam.train)
+    assert 0 <= summary["train_error"] < 0.5 and 0 <= summary["holdout_error"] < 0.5
+    assert summary["iterations"] > 0 and np.isfinite(summary["objective"])
+    assert summary["versions"]["roembed"] and summary["files"] == sorted(p.name for p in out.iterdir())
+
+
+def test_holdout_keeps_each_query_on_one_side(files):
+    from roembed.cli.fit import holdout_split
+    from roembed.data.io import read_comparisons
+
+    data = read_comparisons(files[1])
+    train, test = holdout_split(data, 0.3, seed=0)
+    assert len(train) + len(test) == len(data)
+    key = lambda c: {tuple(sorted((q[1], q[3]))) + (q[0],) for q in c.quadruplets}  # noqa: E731
+    assert not key(train) & key(test)
+
+
+@needs_robust
+def test_classic_method_and_reweighting(files):
+    folder, csv, *_ = files
+    result = run(csv, "--out", folder / "soe", "--method", "soe", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    assert {p.name for p in (folder / "soe").iterdir()} == {"embedding.csv", "embedding.png", "summary.json"}
+    result = run(csv, "--out", folder / "rw", "--annotator-rounds", 2, "--verbose")
+    assert result.exit_code == 0, result.stderr
+    assert "annotator reweighting round 1" in result.stdout
+    summary = json.loads((folder / "rw" / "summary.json").read_text())
+    assert len(summary["reweighting_rounds"]) >= 2
+
+
+def write(folder, text, name="bad.csv"):
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("anchor,closer,farther\n0,1,2\n1,2,-3\n", "line 3: negative object index"),
+    ("anchor,closer,farther\n0,1,2\n1,1,2\n", "line 3: the first pair repeats an object"),
+    ("anchor,closer,farther\n0,1,2\n2,1,\n", "line 3: object index is missing"),
+    ("anchor,closer,farther\n0,1,2\n0,1,2.5\n", "line 3"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n1,2,0,nan\n", "line 3: weight"),
+    ("anchor,closer,farther,weight\n0,1,2,1\n1,2,0,-1\n", "line 3: weight is negative"),
+    ("0,1,2\n0,1,2,3\n", "line 2"),
+    ("", "empty"),
+    ("foo,bar,baz\n0,1,2\n", "unknown columns"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, text, problem):
+    bad = write(tmp_path, text)
+    result = run(bad, "--out", tmp_path / "out")
+    one_line_error(result, "bad.csv", problem)
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_bad_options_and_files(files):
+    folder, csv, names, labels = files
+    one_line_error(run(folder / "missing.csv", "--out", folder / "o"), "missing.csv", "no such file")
+    one_line_error(run(csv, "--out", folder / "o", "--lam", "abc"), "--lam")
+    one_line_error(run(csv, "--out", folder / "o", "--lam", "-1"), "--lam")
+    one_line_error(run(csv, "--out", folder / "o", "--labels", labels), "--label-column")
+    one_line_error(run(csv, "--out", folder / "o", "--labels", labels, "--label-column", "genre"),
+                   "labels.tsv line 1", "no column 'genre'")
+    bad_labels = write(folder, "index0\tgroup\n0\ta\n99\tb\n", "lab.tsv")
+    one_line_error(run(csv, "--out", folder / "o", "--labels", bad_labels, "--label-column", "group"),
+                   "lab.tsv line 3")
+    assert not (folder / "o").exists()
+
+
+def test_skip_invalid_reports_what_it_dropped(tmp_path):
+    rows = [(a, b, c) for a in range(6) for b in range(6) for c in range(6) if len({a, b, c}) == 3 and b < c]
+    text = "anchor,closer,farther\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows) + "3,3,1\n"
+    bad = write(tmp_path, text)
+    result = run(bad, "--out", tmp_path / "out", "--skip-invalid", "--quiet", "--method", "soe")
+    assert result.exit_code == 0, result.stderr
+    assert "skipped 1 invalid row" in result.stderr and f"line {len(rows) + 2}" in result.stderr
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["n_responses"] == len(rows)
+
+
+@needs_robust
+def test_crash_while_writing_leaves_no_half_file(files, monkeypatch):
+    folder, csv, *_ = files
+    out = folder / "out"
+    assert run(csv, "--out", out, "--quiet").exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    original = pd.DataFrame.to_csv
+
+    def crash_on_outliers(self, buf=None, *args, **kwargs):
+        if "gamma" in self.columns:  # the outliers table: write half of it, then die
+            buf.write(original(self, None, *args, **kwargs)[:100])
+            raise KeyboardInterrupt
+        return original(self, buf, *args, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", crash_on_outliers)
+    result = run(csv, "--out", out, "--quiet", "--seed", 7)
+    assert result.exit_code != 0
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(after) == set(before)  # no temporary files left behind
+    assert after["outliers.csv"] == before["outliers.csv"]  # the old complete file, not half a new one
+    assert after["summary.json"] == before["summary.json"]  # summary (written last) still the old run's
