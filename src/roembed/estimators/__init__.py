@@ -2,6 +2,8 @@
 from .base import OrdinalEmbedding
 from .competitors import CKL, GNMDS, SOE, STE, TSTE
 from .embedding import LossEmbedding
+from .robust import RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
 from .two_stage import TwoStageEmbedding
 
-__all__ = ["OrdinalEmbedding", "LossEmbedding", "GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding"]
+__all__ = ["OrdinalEmbedding", "LossEmbedding", "GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding",
+           "RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV"]

@@ -1,0 +1,162 @@
+"""RobustOrdinalEmbedding(+CV): objective, closed-form outlier shifts, recovery of planted outliers, errors."""
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
+from roembed.estimators.robust import auto_cap, edge_weights
+from roembed.experiments.synthetic import make_synthetic
+from roembed.losses import get_loss
+from roembed.objective import PairDistances
+
+LOSSES = ["soe", "ste", "tste", "ckl", "gnmds", "roe"]
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """30 points in 2-d, 10% of the queries answered unanimously the wrong way."""
+    return make_synthetic(n_objects=30, dim=2, n_train=2000, n_validation=1000, n_test=3000, votes=(3, 5),
+                          rate=0.1, model="unanimous", random_state=11)
+
+
+def _edge_flipped(data, graph):
+    return np.bincount(graph.response_edge, weights=data.flipped, minlength=len(graph)) / graph.n_responses > 0.5
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("weighting", ["vote", "paper"])
+def test_robust_objective_gradient_matches_finite_differences(planted, loss, weighting):
+    est = RobustOrdinalEmbedding(2, loss=loss, lam=0.3, weighting=weighting)
+    graph = planted.train[:400].aggregate()
+    est.lam_ = 0.3
+    objective = est._objective(graph)
+    assert objective.cap is not None
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.RandomState(0).randn(graph.n_objects, 2)
+
+    def f(X):
+        d, _ = distances.from_embedding(X)
+        return objective.evaluate(d)[0]
+
+    d, diff = distances.from_embedding(X)
+    _, g_pair, _ = objective.evaluate(d)
+    grad = distances.embedding_grad(g_pair, diff)
+    rng, eps = np.random.RandomState(1), 1e-6
+    for _ in range(4):
+        V = rng.randn(*X.shape)
+        fd = (f(X + eps * V) - f(X - eps * V)) / (2 * eps)
+        assert fd == pytest.approx(np.sum(grad * V), rel=1e-4, abs=1e-8)
+
+
+@pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "roe"])
+@pytest.mark.parametrize("two_sided", [False, True])
+def test_gamma_is_the_brute_force_minimiser(planted, loss, two_sided):
+    est = RobustOrdinalEmbedding(2, loss=loss, lam=0.4, nonneg=not two_sided, alpha=1e-3, max_iter=200,
+                                 random_state=0).fit(planted.train[:600])
+    objective = est._objective(est.graph_)
+    d, _ = PairDistances(est.graph_.pairs, est.n_objects_).from_embedding(est.embedding_)
+    s = objective.margins(d)
+    phi, lam = get_loss(loss), est.lam_
+    for c in np.random.RandomState(0).choice(len(s), 25, replace=False):
+        bounds = (-20.0, 20.0) if two_sided else (0.0, 20.0)
+        res = minimize_scalar(lambda g: float(phi.penalty(np.array([s[c] + g]))[0][0]) + lam * abs(g),
+                              bounds=bounds, method="bounded", options=dict(xatol=1e-10))
+        assert est.gamma_[c] == pytest.approx(res.x, abs=1e-4)
+    if loss == "roe" and two_sided:
+        assert (est.gamma_ < 0).any()
+    elif not two_sided:
+        assert (est.gamma_ >= 0).all()
+
+
+def test_planted_outliers_are_recovered(planted):
+    est = RobustOrdinalEmbedding(2, lam=2.0, alpha=1e-4, random_state=0).fit(planted.train)
+    truth = _edge_flipped(planted, est.graph_)
+    flagged = est.outlier_mask_
+    recall = (flagged & truth).sum() / truth.sum()
+    precision = (flagged & truth).sum() / max(flagged.sum(), 1)
+    assert recall > 0.85 and precision > 0.6  # measured: 0.945, 0.77
+    # the largest shifts are almost all planted
+    top = np.argsort(-est.gamma_)[: truth.sum() // 2]
+    assert truth[top].mean() > 0.95
+    assert 1 - est.score(planted.test) < 0.08  # measured: 0.056
+    assert set(est.outliers_.columns) >= {"gamma"} and len(est.outliers_) == flagged.sum()
+
+
+def test_torch_and_numpy_reach_the_same_fit(planted):
+    pytest.importorskip("torch")
+    kw = dict(lam=0.5, alpha=1e-3, init="random", max_iter=300, tol=1e-12, random_state=3)
+    ref = RobustOrdinalEmbedding(2, **kw).fit(planted.train[:800])
+    tor = RobustOrdinalEmbedding(2, solver="torch", device="cpu", dtype="float64", **kw).fit(planted.train[:800])
+    assert tor.objective_ == pytest.approx(ref.objective_, rel=1e-4)
+    np.testing.assert_array_equal(ref.outlier_mask_.sum() > 0, tor.outlier_mask_.sum() > 0)
+
+
+def test_auto_lam_rule_known_answer():
+    soe = get_loss("soe")
+    # median 0, MAD 1 -> knee at -2 * 1.4826; SOE slope there: 2 (1 - s)
+    assert auto_cap(soe, np.arange(-2.0, 3.0), np.ones(5)) == pytest.approx(2 * (1 + 2 * 1.4826))
+    # weight on the margin 2 moves the median there and the MAD to 0: the knee is capped at margin 0
+    assert auto_cap(soe, np.arange(-2.0, 3.0), np.array([1.0, 1, 1, 1, 10])) == pytest.approx(2.0)
+    assert auto_cap(get_loss("ste"), np.full(4, 5.0), np.ones(4)) == pytest.approx(0.5)
+
+
+def test_auto_lam_is_set_and_used(planted):
+    est = RobustOrdinalEmbedding(2, random_state=0, max_iter=200).fit(planted.train[:600])
+    assert np.isfinite(est.lam_) and est.lam_ > 0
+    assert np.all(est._outlier_caps(est.graph_) == est.lam_)
+
+
+def test_edge_weights_known_answer():
+    # (0,1,2) voted 3 times, reversed once; (1,0,2) voted twice
+    trip = np.array([[0, 1, 2]] * 3 + [[0, 2, 1]] + [[1, 0, 2]] * 2)
+    graph = Comparisons(trip, n_objects=3).aggregate()
+    order = {tuple(e): c for c, e in enumerate(graph.edges)}
+    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+    for weighting, expected in (("vote", (3, 1, 2)), ("paper", (9, 1, 4)), ("net", (2, 0, 2)), ("majority", (1, 0, 1))):
+        w = edge_weights(graph, weighting)
+        assert (w[a], w[b], w[c]) == expected, weighting
+
+
+def test_cv_picks_the_best_validation_candidate(planted):
+    cv = RobustOrdinalEmbeddingCV(2, lams=[0.05, 1.0], alphas=[1e-3], validation=planted.validation, n_jobs=2,
+                                  max_iter=200, random_state=0).fit(planted.train)
+    scores = cv.cv_results_["mean_score"]
+    assert cv.best_params_ == cv.cv_results_["params"][int(np.argmax(scores))]
+    single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, **{"lam": cv.best_params_["lam"]})
+    assert single.fit(planted.train).score(planted.validation) == pytest.approx(cv.best_score_)
+    np.testing.assert_allclose(cv.embedding_, single.embedding_)
+    assert cv.gamma_.shape == (len(cv.graph_),) and cv.lam_ == cv.best_params_["lam"]
+
+
+def test_cv_with_folds_and_losses(planted):
+    cv = RobustOrdinalEmbeddingCV(2, lams=[0.5], losses=["soe", "ste"], cv=2, max_iter=300,
+                                  random_state=0).fit(planted.train[:800])
+    assert cv.cv_results_["scores"].shape == (2, 2)
+    assert cv.best_params_["loss"] in ("soe", "ste")
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(lam=0.0), "lam"), (dict(lam=-1.0), "lam"), (dict(lam="often"), "lam"),
+    (dict(weighting="squared"), "weighting"), (dict(loss="nope"), "unknown loss"),
+    (dict(init="mds"), "init"), (dict(init=np.zeros((3, 3))), "init has shape"),
+    (dict(nonneg="yes"), "nonneg"), (dict(solver="sgd"), "solver"), (dict(alpha=-1.0), "alpha"),
+    (dict(max_iter=0), "max_iter"), (dict(n_components=0), "n_components"),
+])
+def test_bad_parameters(planted, params, match):
+    with pytest.raises(ValueError, match=match):
+        RobustOrdinalEmbedding(**{"n_components": 2, **params}).fit(planted.train[:100])
+
+
+def test_bad_torch_dtype(planted):
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="dtype"):
+        RobustOrdinalEmbedding(2, solver="torch", dtype="float16").fit(planted.train[:100])
+
+
+def test_cv_bad_candidates(planted):
+    with pytest.raises(ValueError, match="lam"):
+        RobustOrdinalEmbeddingCV(2, lams=[]).fit(planted.train[:100])
+    with pytest.raises(ValueError, match="lam"):
+        RobustOrdinalEmbeddingCV(2, lams=[0.1, -1]).fit(planted.train[:100])
+    with pytest.raises(ValueError, match="weighting"):
+        RobustOrdinalEmbeddingCV(2, weightings=["vote", "x"]).fit(planted.train[:100])

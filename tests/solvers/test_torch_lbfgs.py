@@ -1,0 +1,100 @@
+"""The torch backend evaluates the same objective as the NumPy path, on the device it is given."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from roembed.data import Comparisons  # noqa: E402
+from roembed.estimators.base import edge_objective  # noqa: E402
+from roembed.losses import get_loss  # noqa: E402
+from roembed.objective import PairDistances  # noqa: E402
+from roembed.solvers import minimize_embedding  # noqa: E402
+from roembed.solvers.torch_lbfgs import (TorchObjective, check_on_device, minimize_embedding_torch,  # noqa: E402
+                                         resolve_device)
+
+pytestmark = pytest.mark.torch
+
+
+def _problem(loss="soe", cap=0.5, seed=0, n=15, m=300):
+    rng = np.random.RandomState(seed)
+    X_true = rng.randn(n, 3)
+    trip = np.array([rng.choice(n, 3, replace=False) for _ in range(m)])
+    d = ((X_true[trip[:, 0]] - X_true[trip[:, 1]]) ** 2).sum(1) < ((X_true[trip[:, 0]] - X_true[trip[:, 2]]) ** 2).sum(1)
+    trip[~d] = trip[~d][:, [0, 2, 1]]
+    trip[:20] = trip[:20][:, [0, 2, 1]]  # some violated comparisons so the caps bite
+    graph = Comparisons(trip, n_objects=n).aggregate()
+    caps = None if cap is None else np.full(len(graph), cap)
+    objective = edge_objective(graph, get_loss(loss), graph.votes / graph.votes.sum(), caps)
+    return objective, PairDistances(graph.pairs, n), rng.randn(n, 2)
+
+
+@pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "gnmds", "roe"])
+@pytest.mark.parametrize("cap", [None, 0.3])
+def test_value_gradient_and_gamma_match_numpy(loss, cap):
+    objective, distances, X = _problem(loss, cap)
+    d, diff = distances.from_embedding(X)
+    value, g_pair, gamma = objective.evaluate(d)
+    grad = distances.embedding_grad(g_pair, diff) + 2 * 0.1 * X
+    value = value + 0.1 * np.vdot(X, X)
+    tobj = TorchObjective(objective, distances, "cpu", "float64")
+    tv, tg, tgamma = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
+    np.testing.assert_allclose(float(tv), value, rtol=1e-10)
+    np.testing.assert_allclose(tg.numpy(), grad, rtol=1e-8, atol=1e-12)
+    if cap is None:
+        assert tgamma is None
+    else:
+        np.testing.assert_allclose(tgamma.numpy(), gamma, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["soe", "ste"])
+def test_gradient_matches_finite_differences(loss):
+    objective, distances, X = _problem(loss, cap=0.3, seed=1)
+    tobj = TorchObjective(objective, distances, "cpu", "float64")
+    _, grad, _ = tobj.value_and_grad(tobj.tensor(X), alpha=0.05)
+    rng, eps = np.random.RandomState(2), 1e-6
+    for _ in range(5):
+        V = rng.randn(*X.shape)
+        fp, _, _ = tobj.value_and_grad(tobj.tensor(X + eps * V), alpha=0.05)
+        fm, _, _ = tobj.value_and_grad(tobj.tensor(X - eps * V), alpha=0.05)
+        assert (float(fp) - float(fm)) / (2 * eps) == pytest.approx(float((grad.numpy() * V).sum()), rel=1e-5, abs=1e-9)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_solver_reaches_the_numpy_objective(dtype):
+    objective, distances, X0 = _problem("soe", cap=0.5, seed=3)
+    ref = minimize_embedding(objective, distances, X0, alpha=1e-3, max_iter=500, tol=1e-12)
+    res = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=500, tol=1e-12, device="cpu",
+                                   dtype=dtype)
+    assert res.solution.dtype == np.float64 and res.solution.shape == X0.shape
+    assert res.objective <= ref.objective * (1 + (1e-3 if dtype == "float32" else 1e-6)) + 1e-7
+    assert res.n_iter > 0 and "cpu" in res.message
+
+
+def test_tensors_live_on_the_requested_device():
+    objective, distances, _ = _problem()
+    tobj = TorchObjective(objective, distances, "cpu", "float32")
+    assert tobj.device.type == "cpu"
+    for t in (tobj.a, tobj.b, tobj.objective.near, tobj.objective.far, tobj.objective.loss_weight, tobj.objective.cap):
+        assert t.device.type == "cpu"
+    assert tobj.objective.loss_weight.dtype == torch.float32
+    with pytest.raises(RuntimeError, match="expected"):
+        check_on_device([torch.zeros(2)], torch.device("meta"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error raised without CUDA")
+def test_missing_cuda_fails_loudly():
+    with pytest.raises(RuntimeError, match="no CUDA"):
+        resolve_device("cuda")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_placement():  # pragma: no cover - runs where a GPU exists
+    objective, distances, X0 = _problem()
+    tobj = TorchObjective(objective, distances, "cuda", "float32")
+    assert tobj.a.is_cuda and tobj.objective.cap.is_cuda and tobj.tensor(X0).is_cuda
+
+
+def test_bad_dtype():
+    objective, distances, _ = _problem()
+    with pytest.raises(ValueError, match="dtype"):
+        TorchObjective(objective, distances, "cpu", "float16")
