@@ -7,29 +7,8 @@ from roembed.annotators import (annotator_reliability, fit_with_annotator_reweig
                                 suspect_threshold, wilson_interval)
 from roembed.data import Comparisons
 from roembed.experiments import make_synthetic
-from roembed.estimators.embedding import LossEmbedding
-from roembed.estimators.outliers import OutlierReportMixin
-from roembed.losses import get_loss
-from roembed.objective import PairDistances, quadruplet_distances
-
-
-class CappedSOE(OutlierReportMixin, LossEmbedding):
-    """Minimal robust estimator (SOE loss with a constant outlier cap) for these tests."""
-
-    def __init__(self, n_components=2, *, lam=0.5, max_iter=300, random_state=None):
-        super().__init__(n_components, max_iter=max_iter, random_state=random_state)
-        self.lam = lam
-
-    def _loss(self):
-        return get_loss("soe")
-
-    def _outlier_caps(self, graph):
-        return np.full(len(graph), self.lam)
-
-    def _fit_graph(self, graph):
-        super()._fit_graph(graph)
-        d, _ = PairDistances(graph.pairs, graph.n_objects).from_embedding(self.embedding_)
-        self._store_outliers(self._objective(graph).evaluate(d)[2])
+from roembed.estimators.robust import RobustOrdinalEmbedding
+from roembed.objective import quadruplet_distances
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +19,7 @@ def spam():
 
 @pytest.fixture(scope="module")
 def fitted(spam):
-    return CappedSOE(2, random_state=0).fit(spam.train)
+    return RobustOrdinalEmbedding(2, random_state=0).fit(spam.train)
 
 
 def test_wilson_interval_known_values():
@@ -99,13 +78,13 @@ def test_weights_enter_share_and_effective_count(fitted):
 def test_without_annotator_ids_is_an_error():
     rng = np.random.default_rng(0)
     q = np.array([(i, j, k) for i, j, k in rng.integers(0, 12, size=(400, 3)) if len({i, j, k}) == 3])
-    est = CappedSOE(random_state=0).fit(Comparisons(q, n_objects=12))
+    est = RobustOrdinalEmbedding(random_state=0).fit(Comparisons(q, n_objects=12))
     with pytest.raises(AttributeError, match="annotator ids"):
         est.annotators_
     with pytest.raises(ValueError, match="annotator ids"):
         annotator_reliability(est)
     with pytest.raises(ValueError, match="annotator ids"):
-        fit_with_annotator_reweighting(CappedSOE(), Comparisons(q, n_objects=12))
+        fit_with_annotator_reweighting(RobustOrdinalEmbedding(), Comparisons(q, n_objects=12))
 
 
 def test_reliability_weights_rule():
@@ -120,7 +99,7 @@ def test_reliability_weights_rule():
 
 def test_reweighting_downweights_spammers_and_stops(spam):
     lines = []
-    result = fit_with_annotator_reweighting(CappedSOE(2, random_state=0), spam.train, max_rounds=3,
+    result = fit_with_annotator_reweighting(RobustOrdinalEmbedding(2, random_state=0), spam.train, max_rounds=3,
                                             validation=spam.validation, log=lines.append)
     planted = list(spam.spammers)
     honest = [a for a in result.annotator_weight.index if a not in planted]
@@ -136,8 +115,8 @@ def test_reweighting_downweights_spammers_and_stops(spam):
 
 
 def test_reweighting_round_limit_and_bad_params(spam):
-    once = fit_with_annotator_reweighting(CappedSOE(2, random_state=0), spam.train, max_rounds=0)
+    once = fit_with_annotator_reweighting(RobustOrdinalEmbedding(2, random_state=0), spam.train, max_rounds=0)
     assert once.n_rounds == 1 and (once.annotator_weight == 1).all()
     for bad in ({"max_rounds": -1}, {"max_rounds": 1.5}, {"min_weight": 2.0}):
         with pytest.raises(ValueError):
-            fit_with_annotator_reweighting(CappedSOE(), spam.train, **bad)
+            fit_with_annotator_reweighting(RobustOrdinalEmbedding(), spam.train, **bad)

@@ -9,7 +9,6 @@ from roembed.cli import main
 
 
 def test_demo_runs_and_finds_the_spammers(tmp_path):
-    pytest.importorskip("roembed.estimators.robust")
     out = tmp_path / "demo"
     result = CliRunner().invoke(main, ["demo", "--out", str(out), "--quiet", "--top", "3"])
     assert result.exit_code == 0, result.output + result.stderr

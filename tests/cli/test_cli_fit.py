@@ -1,5 +1,4 @@
 """End-to-end tests of ``roembed fit`` on small files."""
-import importlib.util
 import json
 import os
 
@@ -10,10 +9,6 @@ from click.testing import CliRunner
 
 from roembed.cli import main
 from roembed.experiments import make_synthetic
-
-# the flagship estimator (the default --method) is written in parallel with these tests
-needs_robust = pytest.mark.skipif(importlib.util.find_spec("roembed.estimators.robust") is None,
-                                  reason="roembed.estimators.robust is not there yet")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +44,6 @@ def one_line_error(result, *fragments):
     return lines[0]
 
 
-@needs_robust
 def test_fit_writes_everything(files, spam):
     folder, csv, names, labels = files
     out = folder / "out"
@@ -92,7 +86,6 @@ def test_holdout_keeps_each_query_on_one_side(files):
     assert not key(train) & key(test)
 
 
-@needs_robust
 def test_classic_method_and_reweighting(files):
     folder, csv, *_ = files
     result = run(csv, "--out", folder / "soe", "--method", "soe", "--quiet")
@@ -153,7 +146,6 @@ def test_skip_invalid_reports_what_it_dropped(tmp_path):
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["n_responses"] == len(rows)
 
 
-@needs_robust
 def test_crash_while_writing_leaves_no_half_file(files, monkeypatch):
     folder, csv, *_ = files
     out = folder / "out"
