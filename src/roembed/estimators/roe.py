@@ -109,7 +109,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         ``truncated_share`` (share of the positive spectrum the final top-``p`` truncation removed).
     """
 
-    def __init__(self, n_components=2, *, lam=1.0, max_iter=500, tol=1e-6, rank_method="truncate",
+    def __init__(self, n_components=2, *, lam=1.0, max_iter=1000, tol=1e-4, rank_method="truncate",
                  weighting="paper", L0=1.0, eta=2.0, nonneg=False, random_state=None, verbose=0):
         self.n_components = n_components
         self.lam = lam
