@@ -103,7 +103,7 @@ def holdout_split(comparisons, fraction: float, seed: int):
     return comparisons[~mask], comparisons[mask]
 
 
-@main.command()
+@main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
 @click.argument("comparisons", type=click.Path(path_type=Path))
 @click.option("--dim", type=click.IntRange(min=1), default=2, show_default=True,
               help="Embedding dimension.")
@@ -130,7 +130,7 @@ def holdout_split(comparisons, fraction: float, seed: int):
 @click.option("--skip-invalid", is_flag=True,
               help="Drop invalid rows (reporting how many and the first few) instead of stopping at the first.")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
-@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
         label_column, skip_invalid, svg, quiet, verbose):
