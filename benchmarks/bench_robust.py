@@ -1,0 +1,176 @@
+"""Accuracy of RobustOrdinalEmbedding (tuned on validation) against cblearn 0.4, side by side in one run.
+
+Settings (trial ``r`` draws its data with seed ``1000 + r``; estimators are seeded with ``r``):
+
+``clean``, ``vote``, ``majority``, ``unanimous``, ``spammers``
+    the paper's synthetic protocol (n = 100, p = 10, 10,000 training triplets
+    answered 15..50 times), contamination ``--rate`` (default 0.25) under each
+    model of :mod:`roembed.experiments.synthetic` (``clean``: rate 0).
+``music``, ``music-flip``
+    aset400 artists (5,000 / 2,000 / rest, p = 9), clean and with ``--rate`` of the
+    training triplets reversed.
+
+roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below, choosing
+by the score on the (clean) validation set, fitted on every vote (weighted edges).
+cblearn: SOE, GNMDS, STE, t-STE, CKL with default parameters on the
+majority-voted triplets (ties dropped; cblearn cannot take weights and its fits
+on raw votes take minutes, see /work/shared/peer-measurements.md).  Held-out
+triplet error by one function for all; outlier precision / recall of the flagged
+edges against the planted truth (edges whose direction contradicts the truth).
+
+Printed: medians over trials and ``rel`` = roembed / best cblearn - 1 (the best
+peer per trial; negative is better).  JSON: every trial, plus the medians.
+
+Run with the cblearn environment::
+
+    /work/.venv-cblearn/bin/python benchmarks/bench_robust.py                  # 20 trials, all settings
+    /work/.venv-cblearn/bin/python benchmarks/bench_robust.py --trials 2 --n-test 50000 --settings unanimous
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_competitors import MUSIC, cblearn_estimator, timed_fit, triplet_error  # noqa: E402
+
+PEERS = ("SOE", "GNMDS", "STE", "TSTE", "CKL")
+SYNTHETIC = ("clean", "vote", "majority", "unanimous", "spammers")
+SETTINGS = SYNTHETIC + ("music", "music-flip")
+DATA_SEED = 1000
+GRIDS = {  # RobustOrdinalEmbeddingCV candidates; the loss is SOE's squared hinge throughout
+    "full": dict(lams=[0.5, 2.0, "auto"], alphas=[3e-6, 3e-5, 3e-4, 1e-3], weightings=["vote", "net"]),
+    "small": dict(lams=[1.0, "auto"], alphas=[3e-6, 3e-4], weightings=["vote", "net"]),
+}
+
+
+def draw(setting: str, rate: float, trial: int, n_test):
+    from roembed.experiments.music import MusicProtocol
+    from roembed.experiments.synthetic import SyntheticProtocol
+
+    if setting.startswith("music"):
+        split = MusicProtocol(str(MUSIC)).draw("flip", rate if setting == "music-flip" else 0.0, DATA_SEED + trial)
+        return split, 9
+    model, q = ("vote", 0.0) if setting == "clean" else (setting, rate)
+    return SyntheticProtocol(n_test=n_test).draw(model, q, DATA_SEED + trial), 10
+
+
+def majority_triplets(train):
+    from roembed.estimators.two_stage import majority_vote
+
+    graph = train.aggregate()
+    kept, _, _ = majority_vote(graph)
+    return graph.edges[kept][:, [0, 1, 3]]
+
+
+def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs):
+    from roembed import RobustOrdinalEmbeddingCV
+
+    split, p = draw(setting, rate, trial, n_test)
+    test = split.test.quadruplets
+    row = dict(setting=setting, trial=trial, n_votes=len(split.train))
+    cv = RobustOrdinalEmbeddingCV(p, validation=split.validation, n_jobs=n_jobs, random_state=trial, **GRIDS[grid])
+    row["roembed_time"] = timed_fit(cv, split.train)
+    row["roembed_error"] = triplet_error(cv.embedding_, test)
+    row["roembed_params"] = {k: v for k, v in cv.best_params_.items()}
+    wrong = split.wrong_edge(cv.graph_.edges)
+    flagged = cv.outlier_mask_
+    hits = int((flagged & wrong).sum())
+    row.update(wrong_edges=int(wrong.sum()), flagged_edges=int(flagged.sum()),
+               precision=hits / flagged.sum() if flagged.sum() else float("nan"),
+               recall=hits / wrong.sum() if wrong.sum() else float("nan"))
+    triplets = majority_triplets(split.train)
+    n = split.train.n_objects
+    for name in peers:
+        cb = cblearn_estimator(name, p, trial)
+        row[f"{name}_time"] = timed_fit(cb, triplets, n_objects=n)
+        row[f"{name}_error"] = triplet_error(cb.embedding_, test)
+    if peers:
+        best = min(peers, key=lambda k: row[f"{k}_error"])
+        row.update(best_peer=best, best_peer_error=row[f"{best}_error"],
+                   rel=row["roembed_error"] / row[f"{best}_error"] - 1.0)
+    print(json.dumps(row, default=str), flush=True)
+    return row
+
+
+def summarise(rows, peers):
+    out = []
+    for setting in dict.fromkeys(r["setting"] for r in rows):
+        sel = [r for r in rows if r["setting"] == setting]
+        fields = ["roembed_error", "roembed_time", "precision", "recall"] + [f"{k}_{x}" for k in peers
+                                                                               for x in ("error", "time")]
+        med = {f: float(np.nanmedian([r[f] for r in sel])) for f in fields}
+        s = dict(setting=setting, trials=len(sel), **med)
+        if peers:
+            s["best_peer"] = min(peers, key=lambda k: med[f"{k}_error"])
+            s["best_peer_error"] = med[f"{s['best_peer']}_error"]
+            s["rel_of_medians"] = med["roembed_error"] / s["best_peer_error"] - 1.0
+            s["median_rel"] = float(np.median([r["rel"] for r in sel]))
+        out.append(s)
+    return out
+
+
+def print_table(summary, peers):
+    head = (f"{'setting':10} {'trials':>6} {'roembed':>8} " + " ".join(f"{k:>7}" for k in peers)
+            + f" {'best':>6} {'rel':>7} {'prec':>5} {'recall':>6} {'t roe':>6} {'t peers':>7}")
+    print(head)
+    print("-" * len(head))
+    for s in summary:
+        peers_err = " ".join(f"{s[f'{k}_error']:7.4f}" for k in peers)
+        t_peers = sum(s[f"{k}_time"] for k in peers)
+        rel = f"{s['rel_of_medians']:+7.1%}" if peers else "-"
+        print(f"{s['setting']:10} {s['trials']:>6} {s['roembed_error']:8.4f} {peers_err} {s.get('best_peer', '-'):>6} "
+              f"{rel:>7} {s['precision']:5.2f} {s['recall']:6.2f} {s['roembed_time']:6.1f} {t_peers:7.1f}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=SETTINGS)
+    parser.add_argument("--rate", type=float, default=0.25)
+    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--n-test", type=int, default=None, help="synthetic test triplets (default: all ~465,000)")
+    parser.add_argument("--grid", default="full", choices=sorted(GRIDS))
+    parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
+    parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers of the CV search")
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_robust.json")
+    args = parser.parse_args(argv)
+    if any(s.startswith("music") for s in args.settings) and not MUSIC.is_dir():
+        print(f"music data not found at {MUSIC}: skipping the music settings")
+        args.settings = [s for s in args.settings if not s.startswith("music")]
+    rows = []
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for setting in args.settings:
+            for trial in range(args.trials):
+                rows.append(run_trial(setting, args.rate, trial, args.n_test, args.grid, args.peers, args.n_jobs))
+    summary = summarise(rows, args.peers)
+    print()
+    print_table(summary, args.peers)
+    print(f"\n{time.perf_counter() - start:.0f} s in all")
+    from roembed._io import atomic_write
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    versions = dict(python=platform.python_version(), numpy=np.__version__)
+    try:
+        import cblearn
+
+        versions["cblearn"] = cblearn.__version__
+    except ImportError:
+        pass
+    with atomic_write(args.out) as fh:
+        json.dump(dict(args={k: str(v) for k, v in vars(args).items()}, versions=versions, runs=rows,
+                       summary=summary, grid=GRIDS[args.grid]), fh, indent=1, default=str)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
