@@ -81,7 +81,7 @@ def test_planted_unanimous_outliers_are_found():
 
 def test_weighting_paper_equals_vote_when_votes_are_equal_and_scale_free():
     _, train, _ = planted_triplets(12, 300, seed=2)
-    fits = [ROE(2, weighting=w, max_iter=300, tol=1e-5, random_state=0)
+    fits = [ROE(2, weighting=w, random_state=0)
             .fit(Comparisons(train, weight=np.full(len(train), s)))
             for w, s in [("paper", 1.0), ("vote", 1.0), ("paper", 7.0)]]
     for other in fits[1:]:
@@ -141,11 +141,12 @@ def test_grid_search_over_lam_with_kfold_on_triplet_arrays():
     assert clone(search.best_estimator_).get_params()["lam"] == search.best_params_["lam"]
 
 
-def test_convergence_warning_and_history():
+def test_convergence_warning_history_and_verbose(capsys):
     _, train, _ = planted_triplets(10, 200, seed=6)
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        est = ROE(2, max_iter=3, tol=0.0, random_state=0).fit(train)
-    assert est.n_iter_ == 3 and est.objective_.shape == (3,)
+        est = ROE(2, max_iter=4, tol=0.0, verbose=2, random_state=0).fit(train)
+    assert est.n_iter_ == 4 and est.objective_.shape == (4,)
+    assert capsys.readouterr().out.count("ROE iteration") == 2
     est = ROE(2, max_iter=5000, tol=1e-4, random_state=0).fit(train)
     assert est.n_iter_ < 5000 and np.isfinite(est.objective_).all()
 
