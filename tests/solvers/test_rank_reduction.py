@@ -38,6 +38,7 @@ def test_reduction_lowers_rank_and_keeps_every_margin(seed):
     before = margins(G, graph, distances) + gamma
     after = margins(out.gram, graph, distances) + gamma
     assert np.max(np.abs(after - before)) <= 1e-8
+    assert out.max_margin_change == pytest.approx(np.max(np.abs(after - before)), abs=1e-12)
 
 
 def test_trivial_null_space_means_no_step():

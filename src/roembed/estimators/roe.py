@@ -115,6 +115,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
     n_iter_ : int
     objective_ : (n_iter_,) objective after each FISTA iteration.
     rank_reduction_ : dict with ``method``, ``n_steps``, ``rank_before``, ``rank_reduced``,
+        ``max_margin_change`` (``"reduce"``: how far the reduction moved any margin, rounding only) and
         ``truncated_share`` (share of the positive spectrum the final top-``p`` truncation removed).
     """
 
@@ -170,7 +171,8 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
             info = {"method": self.rank_method, "n_steps": 0, "rank_before": None, "rank_reduced": None}
             if self.rank_method == "reduce":
                 red = reduce_rank(G, distances, objective.near, objective.far)
-                info.update(n_steps=red.n_steps, rank_before=red.rank_before, rank_reduced=red.rank_after)
+                info.update(n_steps=red.n_steps, rank_before=red.rank_before, rank_reduced=red.rank_after,
+                            max_margin_change=red.max_margin_change)
                 G = red.gram
             G, info["truncated_share"] = truncate_rank(G, p)
         self.gram_ = G

@@ -44,6 +44,7 @@ class RankReduction:
     rank_before: int
     rank_after: int
     null_dim: int  # dimension of the initial null space of A_U
+    max_margin_change: float = 0.0  # max_c |<A_c, G_reduced - G>|: rounding only
 
 
 def psd_factor(G: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
@@ -107,6 +108,7 @@ def reduce_rank(G: np.ndarray, distances: PairDistances, near: np.ndarray, far: 
     r = U.shape[1]
     if r == 0:
         return RankReduction(np.zeros_like(G), 0, 0, 0, 0)
+    before = distances.from_gram(G)
     K = r * (r + 1) // 2
     if K * max(len(distances), min(len(near), K)) > MAX_ENTRIES:
         raise ValueError(f"rank reduction of a rank-{r} matrix needs a {len(distances)} x {K} operator; "
@@ -138,7 +140,9 @@ def reduce_rank(G: np.ndarray, distances: PairDistances, near: np.ndarray, far: 
     w_vals, w_vecs = np.linalg.eigh(W)
     live = w_vals > rtol * w_vals[-1]
     F = U @ (w_vecs[:, live] * np.sqrt(w_vals[live]))
-    return RankReduction(F @ F.T, steps, r, int(live.sum()), null_dim)
+    change = distances.from_gram(F @ F.T) - before
+    max_change = float(np.abs(change[far] - change[near]).max()) if len(near) else 0.0
+    return RankReduction(F @ F.T, steps, r, int(live.sum()), null_dim, max_change)
 
 
 def truncate_rank(G: np.ndarray, rank: int) -> tuple[np.ndarray, float]:
