@@ -28,7 +28,7 @@ majority-voted, and music; two draws each, seeds distinct from the test runs):
 =========  ===============  ===========  =================================
 estimator  ``alpha``        init scale   note
 =========  ===============  ===========  =================================
-GNMDS      0                0.1          a ridge made L-BFGS crawl on the kink
+GNMDS      1e-5             0.1          the trace term of Agarwal et al.; more crawls on the kink
 SOE        1e-5             0.1          the max-margin-like solution generalises better
 STE        1e-4             0.1          synthetic liked 3e-5, music 3e-4
 TSTE       0                0.1          the heavy tail bounds the scale itself
@@ -36,6 +36,8 @@ CKL        1e-4             0.1          ``mu = 0.1``
 =========  ===============  ===========  =================================
 
 ``alpha`` and ``init_scale`` are ordinary parameters; ``"auto"`` means the table.
+``tol = 1e-6`` (relative decrease per iteration, on a mean loss below 1) gave the
+same validation errors as 1e-9 in two to four times fewer iterations.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class GNMDS(LossEmbedding):
     Parameters are those of :class:`~roembed.estimators.embedding.LossEmbedding`.
     """
 
-    default_alpha = 0.0
+    default_alpha = 1e-5
     default_init_scale = 0.1
 
     def _loss(self):
@@ -97,7 +99,7 @@ class TSTE(LossEmbedding):
     default_alpha = 0.0
     default_init_scale = 0.1
 
-    def __init__(self, n_components=2, *, dof="auto", solver="factored", alpha="auto", max_iter=2000, tol=1e-9,
+    def __init__(self, n_components=2, *, dof="auto", solver="factored", alpha="auto", max_iter=2000, tol=1e-6,
                  init_scale="auto", random_state=None, verbose=0):
         super().__init__(n_components, solver=solver, alpha=alpha, max_iter=max_iter, tol=tol,
                          init_scale=init_scale, random_state=random_state, verbose=verbose)
@@ -126,7 +128,7 @@ class CKL(LossEmbedding):
     default_alpha = 1e-4
     default_init_scale = 0.1
 
-    def __init__(self, n_components=2, *, mu=0.1, solver="factored", alpha="auto", max_iter=2000, tol=1e-9,
+    def __init__(self, n_components=2, *, mu=0.1, solver="factored", alpha="auto", max_iter=2000, tol=1e-6,
                  init_scale="auto", random_state=None, verbose=0):
         super().__init__(n_components, solver=solver, alpha=alpha, max_iter=max_iter, tol=tol,
                          init_scale=init_scale, random_state=random_state, verbose=verbose)

@@ -71,7 +71,7 @@ class LossEmbedding(OrdinalEmbedding):
     _SOLVERS = {"factored": "_solve_factored", "lbfgs": "_solve_factored", "gram": "_solve_gram",
                 "torch": "_solve_torch"}
 
-    def __init__(self, n_components=2, *, solver="factored", alpha="auto", max_iter=2000, tol=1e-9,
+    def __init__(self, n_components=2, *, solver="factored", alpha="auto", max_iter=2000, tol=1e-6,
                  init_scale="auto", random_state=None, verbose=0):
         self.n_components = n_components
         self.solver = solver

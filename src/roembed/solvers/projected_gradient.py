@@ -16,7 +16,10 @@ Armijo backtracking along the projection arc (Bertsekas): halve ``t`` until
 
 .. math::  F(G^+(t)) \le F(G) + \sigma \langle \nabla F(G), G^+(t) - G \rangle,
 
-starting each search from twice the last accepted step.  ``f`` and its
+starting each search from the Barzilai-Borwein step
+``<S, S> / <S, Y>`` (``S``, ``Y``: the last change of ``G`` and of the gradient;
+twice the last step when ``<S, Y> <= 0`` or ``bb_step=False``), as in spectral
+projected gradient (Birgin, Martinez & Raydan 2000) but with a monotone search.  ``f`` and its
 gradient come from :class:`~roembed.objective.EdgeObjective` via
 :meth:`PairDistances.from_gram` and its adjoint :meth:`PairDistances.gram_grad`.
 """
@@ -51,6 +54,7 @@ def minimize_gram(
     step: float = 1.0,
     sigma: float = 1e-4,
     max_backtracks: int = 50,
+    bb_step: bool = True,
     callback=None,
 ) -> SolverResult:
     """Projected gradient with Armijo backtracking on ``G`` (n x n), rank at most ``rank``.
@@ -70,7 +74,6 @@ def minimize_gram(
     t = float(step)
     n_iter = 0
     for n_iter in range(1, int(max_iter) + 1):
-        t *= 2.0
         for _ in range(max_backtracks):
             G_new = project_psd_rank(G - t * grad, rank)
             decrease = float(np.vdot(grad, G_new - G))
@@ -85,6 +88,9 @@ def minimize_gram(
             n_iter -= 1
             break
         old = value
+        S, Y = G_new - G, grad_new - grad
+        sy = float(np.vdot(S, Y))
+        t = max(float(np.vdot(S, S)) / sy, t) if bb_step and sy > 0 else 2.0 * t
         G, value, grad = G_new, value_new, grad_new
         history.append(value)
         for observer in ((callback,) if callback is not None else ()) + _OBSERVERS.get():
