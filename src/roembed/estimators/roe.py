@@ -114,6 +114,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
     gamma_ : (E,) outlier shift per edge of ``graph_``; ``outliers_`` / ``outlier_mask_`` flag ``gamma != 0``.
     n_iter_ : int
     objective_ : (n_iter_,) objective after each FISTA iteration.
+    lipschitz_ : float, the backtracking's final ``L``.
     rank_reduction_ : dict with ``method``, ``n_steps``, ``rank_before``, ``rank_reduced``,
         ``max_margin_change`` (``"reduce"``: how far the reduction moved any margin, rounding only) and
         ``truncated_share`` (share of the positive spectrum the final top-``p`` truncation removed).
