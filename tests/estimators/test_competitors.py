@@ -123,3 +123,17 @@ def test_verbose_prints_progress(data, capsys):
 def test_loss_embedding_is_abstract():
     with pytest.raises(NotImplementedError):
         LossEmbedding().fit([[0, 1, 2]])
+
+
+def test_torch_solver_reaches_the_factored_objective(data):
+    pytest.importorskip("torch")
+    a = STE(2, random_state=0).fit(data.train)
+    b = STE(2, solver="torch", random_state=0).fit(data.train)
+    assert b.objective_ == pytest.approx(a.objective_, rel=1e-3)
+    assert not hasattr(b, "gram_")
+
+
+def test_refit_with_another_solver_drops_the_gram(data):
+    est = GNMDS(2, solver="gram", max_iter=20, random_state=0).fit(data.train)
+    assert hasattr(est, "gram_")
+    assert not hasattr(est.set_params(solver="lbfgs").fit(data.train), "gram_")

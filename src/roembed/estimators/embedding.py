@@ -118,6 +118,7 @@ class LossEmbedding(OrdinalEmbedding):
         return random_embedding(graph.n_objects, self.n_components, self.random_state, scale)
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:
+        self.__dict__.pop("gram_", None)  # only the gram solver sets it
         objective = self._objective(graph)
         distances = PairDistances(graph.pairs, graph.n_objects)
         solve = getattr(self, self._SOLVERS[self.solver])
