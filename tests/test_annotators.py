@@ -120,3 +120,10 @@ def test_reweighting_round_limit_and_bad_params(spam):
     for bad in ({"max_rounds": -1}, {"max_rounds": 1.5}, {"min_weight": 2.0}):
         with pytest.raises(ValueError):
             fit_with_annotator_reweighting(RobustOrdinalEmbedding(), spam.train, **bad)
+
+
+def test_no_suspects_when_every_annotator_is_alike():
+    clean = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=10, votes=(4, 8),
+                           rate=0.2, model="unanimous", n_annotators=20, random_state=4)
+    table = RobustOrdinalEmbedding(2, random_state=0).fit(clean.train).annotators_
+    assert not table["suspect"].any()
