@@ -94,13 +94,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     nonneg : bool
         Only :math:`\gamma_c \ge 0` (an outlier can only make a comparison look violated); False lets the
         squared (ROE) loss shift margins both ways (other losses are monotone, so it makes no difference).
+        Measured with the squared loss (synthetic, q = 0.25): no difference beyond 0.002 in test error.
     weighting : "vote", "paper", "net" or "majority" (see the module docstring)
     solver : "lbfgs" (factored, NumPy/SciPy), "torch" (any torch device) or "gram" (see :class:`LossEmbedding`)
     device, dtype : torch device (default CUDA if available) and "float32" / "float64" (torch solver only)
     alpha : float or "auto"
         Ridge penalty :math:`\alpha\|X\|_F^2` (``"auto"``: ``default_alpha``, chosen on validation data).
     init : "plain", "random" or an (n, p) array
-        "plain" starts from a fit of the loss without outliers (always done for ``lam="auto"``).
+        "plain" starts from a fit of the loss without outliers (always done for ``lam="auto"``, whose
+        margins it needs).  Measured: at p = 10 (synthetic protocol, majority / unanimous, q = 0.25) the
+        same error as a random start at about 1.7x the iterations; at p = 2 (30 objects, 10% unanimous
+        flips) random starts fell into a local minimum for 2 of 3 seeds (test error 0.109 vs 0.056) and
+        the plain start never did -- hence the default.
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
     """
 
@@ -170,10 +175,11 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """Plain fit (warm start, and the margins for ``lam="auto"``), then the robust fit from there."""
         distances = PairDistances(graph.pairs, graph.n_objects)
         self._warm_start = self._start(graph)
-        auto = isinstance(self.lam, str)
+        auto, plain_iter = isinstance(self.lam, str), 0
         if auto or (isinstance(self.init, str) and self.init == "plain"):
             plain = self._objective(graph, caps=None)
-            self._warm_start, _ = getattr(self, self._SOLVERS[self.solver])(plain, distances, self._warm_start)
+            self._warm_start, result = getattr(self, self._SOLVERS[self.solver])(plain, distances, self._warm_start)
+            plain_iter = result.n_iter
         if auto:
             d, _ = distances.from_embedding(self._warm_start)
             cap = auto_cap(self._loss(), plain.margins(d), plain.loss_weight)
@@ -182,6 +188,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             self.lam_ = float(self.lam)
         super()._fit_graph(graph)  # the robust objective from self._initial_embedding() = the warm start
         del self._warm_start
+        self.n_iter_ += plain_iter  # both stages
         d, _ = distances.from_embedding(self.embedding_)
         _, _, gamma = self._objective(graph).evaluate(d)
         self._store_outliers(gamma)
