@@ -137,3 +137,16 @@ def test_refit_with_another_solver_drops_the_gram(data):
     est = GNMDS(2, solver="gram", max_iter=20, random_state=0).fit(data.train)
     assert hasattr(est, "gram_")
     assert not hasattr(est.set_params(solver="lbfgs").fit(data.train), "gram_")
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_quadruplets_are_fitted_too(cls):
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((15, 2))
+    q = rng.integers(0, 15, size=(3000, 4))
+    same_pair = (np.sort(q[:, :2], axis=1) == np.sort(q[:, 2:], axis=1)).all(axis=1)
+    q = q[(q[:, 0] != q[:, 1]) & (q[:, 2] != q[:, 3]) & ~same_pair]
+    d_ij, d_lk = ((X[q[:, 0]] - X[q[:, 1]]) ** 2).sum(1), ((X[q[:, 2]] - X[q[:, 3]]) ** 2).sum(1)
+    q = np.where((d_ij < d_lk)[:, None], q, q[:, [2, 3, 0, 1]])
+    train, test = Comparisons(q[:2000], n_objects=15), Comparisons(q[2000:], n_objects=15)
+    assert cls(2, random_state=0).fit(train).score(test) > 0.85
