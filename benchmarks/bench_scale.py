@@ -60,7 +60,7 @@ def _peak_rss_bytes() -> int:
 
 
 def fit_once(path: str, solver: str, p: int, lam, max_iter: int, device, dtype: str, seed: int, traced: bool,
-             queue) -> None:
+             threads, queue) -> None:
     """Child process: load, fit, measure; puts a result dict on ``queue``."""
     import warnings
 
@@ -76,6 +76,8 @@ def fit_once(path: str, solver: str, p: int, lam, max_iter: int, device, dtype: 
         import torch
 
         cuda = torch.device(device or "cpu").type == "cuda"
+        if threads:
+            torch.set_num_threads(threads)
         torch.zeros(1, device=device or "cpu")  # initialise the backend before the baseline
         if cuda:
             torch.cuda.reset_peak_memory_stats()
@@ -89,7 +91,8 @@ def fit_once(path: str, solver: str, p: int, lam, max_iter: int, device, dtype: 
         seconds = time.perf_counter() - start
     traced_bytes = tracemalloc.get_traced_memory()[1] if traced else None
     tracemalloc.stop()
-    row = dict(solver=solver, device=str(device or "cpu"), dtype=dtype if solver == "torch" else "float64",
+    row = dict(solver=solver, device=str(device or "cpu"), threads=threads,
+               dtype=dtype if solver == "torch" else "float64",
                n=int(data["n"]), m=len(train), p=p, seconds=seconds, n_iter=int(est.n_iter_),
                objective=float(est.objective_), lam=float(est.lam_), test_error=1.0 - est.score(test),
                outliers=int(est.outlier_mask_.sum()), rss_bytes=max(_peak_rss_bytes() - base, 0))
@@ -103,10 +106,11 @@ def fit_once(path: str, solver: str, p: int, lam, max_iter: int, device, dtype: 
     queue.put(row)
 
 
-def run_fit(path, solver, p, lam, max_iter, device, dtype, seed, traced=False) -> dict:
+def run_fit(path, solver, p, lam, max_iter, device, dtype, seed, traced=False, threads=None) -> dict:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    proc = ctx.Process(target=fit_once, args=(str(path), solver, p, lam, max_iter, device, dtype, seed, traced, queue))
+    proc = ctx.Process(target=fit_once,
+                       args=(str(path), solver, p, lam, max_iter, device, dtype, seed, traced, threads, queue))
     proc.start()
     row = queue.get()
     proc.join()
@@ -157,6 +161,8 @@ def main(argv=None):
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--lam", default="auto", help='outlier penalty (a float), or "auto" (the default: a plain '
                         'fit, then the robust fit from it)')
+    parser.add_argument("--torch-threads", type=int, default=None,
+                        help="torch intra-op threads (default: torch's choice); 1 avoids spinning on a loaded machine")
     parser.add_argument("--traced", action="store_true", help="also a tracemalloc run per size (numpy solver)")
     parser.add_argument("--flip", type=float, default=0.1, help="share of reversed training triplets")
     parser.add_argument("--max-iter", type=int, default=1000)
@@ -176,7 +182,8 @@ def main(argv=None):
             for run in range(args.runs):
                 for solver in args.solvers:
                     device = args.device if solver == "torch" else None
-                    rows.append(run_fit(path, solver, args.p, lam, args.max_iter, device, args.dtype, run))
+                    rows.append(run_fit(path, solver, args.p, lam, args.max_iter, device, args.dtype, run,
+                                        threads=args.torch_threads))
             if args.traced and "numpy" in args.solvers:
                 traced = run_fit(path, "numpy", args.p, lam, args.max_iter, None, args.dtype, 0, traced=True)
                 next(r for r in rows if r["m"] == traced["m"] and r["solver"] == "numpy").update(

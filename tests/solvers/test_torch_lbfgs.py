@@ -19,7 +19,10 @@ def _problem(loss="soe", cap=0.5, seed=0, n=15, m=300):
     rng = np.random.RandomState(seed)
     X_true = rng.randn(n, 3)
     trip = np.array([rng.choice(n, 3, replace=False) for _ in range(m)])
-    d = ((X_true[trip[:, 0]] - X_true[trip[:, 1]]) ** 2).sum(1) < ((X_true[trip[:, 0]] - X_true[trip[:, 2]]) ** 2).sum(1)
+    def dist(a, b):
+        return ((X_true[trip[:, a]] - X_true[trip[:, b]]) ** 2).sum(1)
+
+    d = dist(0, 1) < dist(0, 2)
     trip[~d] = trip[~d][:, [0, 2, 1]]
     trip[:20] = trip[:20][:, [0, 2, 1]]  # some violated comparisons so the caps bite
     graph = Comparisons(trip, n_objects=n).aggregate()

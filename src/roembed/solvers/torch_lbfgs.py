@@ -65,7 +65,9 @@ class TorchObjective:
             return torch.tensor(np.asarray(a, dtype=np.int64), device=self.device)
 
         def real(a):
-            return None if a is None else torch.tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
+            if a is None:
+                return None
+            return torch.tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
 
         self.objective = dataclasses.replace(objective, near=idx(objective.near), far=idx(objective.far),
                                              loss_weight=real(objective.loss_weight), cap=real(objective.cap))
