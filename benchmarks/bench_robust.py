@@ -10,8 +10,9 @@ Settings (trial ``r`` draws its data with seed ``1000 + r``; estimators are seed
     aset400 artists (5,000 / 2,000 / rest, p = 9), clean and with ``--rate`` of the
     training triplets reversed.
 
-roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below, choosing
-by the score on the (clean) validation set, fitted on every vote (weighted edges).
+roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below (and the
+losses of ``--losses`` / ``--music-losses``), choosing by the score on the (clean)
+validation set, fitted on every vote (weighted edges).
 cblearn: SOE, GNMDS, STE, t-STE, CKL with default parameters on the
 majority-voted triplets (ties dropped; cblearn cannot take weights and its fits
 on raw votes take minutes, see /work/shared/peer-measurements.md).  Held-out
@@ -46,7 +47,7 @@ PEERS = ("SOE", "GNMDS", "STE", "TSTE", "CKL")
 SYNTHETIC = ("clean", "vote", "majority", "unanimous", "spammers")
 SETTINGS = SYNTHETIC + ("music", "music-flip")
 DATA_SEED = 1000
-GRIDS = {  # RobustOrdinalEmbeddingCV candidates; the loss is SOE's squared hinge throughout
+GRIDS = {  # RobustOrdinalEmbeddingCV candidates (besides the losses)
     "full": dict(lams=[0.5, 2.0, "auto"], alphas=[3e-6, 3e-5, 3e-4, 1e-3], weightings=["vote", "net"]),
     "small": dict(lams=[1.0, "auto"], alphas=[3e-6, 3e-4], weightings=["vote", "net"]),
 }
@@ -71,13 +72,14 @@ def majority_triplets(train):
     return graph.edges[kept][:, [0, 1, 3]]
 
 
-def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs):
+def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs, losses):
     from roembed import RobustOrdinalEmbeddingCV
 
     split, p = draw(setting, rate, trial, n_test)
     test = split.test.quadruplets
     row = dict(setting=setting, trial=trial, n_votes=len(split.train))
-    cv = RobustOrdinalEmbeddingCV(p, validation=split.validation, n_jobs=n_jobs, random_state=trial, **GRIDS[grid])
+    cv = RobustOrdinalEmbeddingCV(p, validation=split.validation, n_jobs=n_jobs, random_state=trial,
+                                  losses=losses[setting.startswith("music")], **GRIDS[grid])
     row["roembed_time"] = timed_fit(cv, split.train)
     row["roembed_error"] = triplet_error(cv.embedding_, test)
     row["roembed_params"] = {k: v for k, v in cv.best_params_.items()}
@@ -139,6 +141,8 @@ def main(argv=None):
     parser.add_argument("--n-test", type=int, default=None, help="synthetic test triplets (default: all ~465,000)")
     parser.add_argument("--grid", default="full", choices=sorted(GRIDS))
     parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
+    parser.add_argument("--losses", nargs="+", default=["soe"], help="candidate losses, synthetic settings")
+    parser.add_argument("--music-losses", nargs="+", default=["soe", "tste"], help="candidate losses, music")
     parser.add_argument("--n-jobs", type=int, default=1, help="joblib workers of the CV search")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_robust.json")
     args = parser.parse_args(argv)
@@ -151,7 +155,8 @@ def main(argv=None):
         warnings.simplefilter("ignore")
         for setting in args.settings:
             for trial in range(args.trials):
-                rows.append(run_trial(setting, args.rate, trial, args.n_test, args.grid, args.peers, args.n_jobs))
+                rows.append(run_trial(setting, args.rate, trial, args.n_test, args.grid, args.peers, args.n_jobs,
+                                      (args.losses, args.music_losses)))
     summary = summarise(rows, args.peers)
     print()
     print_table(summary, args.peers)
