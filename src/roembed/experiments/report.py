@@ -106,9 +106,11 @@ def plot_error_vs_rate(df: pd.DataFrame, path, protocol: str = "synthetic"):
     """Test error vs contamination rate q (mean +- std over trials), one panel per model."""
     df = df[df["protocol"] == protocol]
     models = sorted(df["model"].unique())
+    # clean data do not depend on the contamination model: every panel gets the q = 0 cells
+    clean = df[df["rate"] == 0].drop_duplicates(["trial", "method"])
     fig, axes = _model_axes(models)
     for model, ax in axes.items():
-        sub = df[df["model"] == model]
+        sub = pd.concat([clean, df[(df["model"] == model) & (df["rate"] > 0)]])
         for method in method_order(sub["method"].unique()):
             s = sub[sub["method"] == method].groupby("rate")["test_error"].agg(["mean", "std"]).fillna(0.0)
             ax.errorbar(s.index, s["mean"], yerr=s["std"], marker="o", capsize=3, label=method)

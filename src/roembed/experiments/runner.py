@@ -86,16 +86,17 @@ for _spec in (
     MethodSpec("ROE", "roembed.estimators.roe:ROE", grid=(("lam", LAMBDA_GRID),),
                description="the paper's ROE: squared loss + outlier shifts, PSD rank-p Gram"),
     MethodSpec("GNMDS-p", f"{_C}:GNMDS", params=(("solver", "gram"),)),
-    MethodSpec("CKL-p", f"{_C}:CKL", params=(("solver", "gram"),), grid=(("mu", (0.01, 0.1, 1.0)),)),
+    MethodSpec("CKL-p", f"{_C}:CKL", params=(("solver", "gram"),), grid=(("mu", (0.05, 0.5)),)),
     MethodSpec("STE-p", f"{_C}:STE", params=(("solver", "gram"),)),
     MethodSpec("SOE", f"{_C}:SOE", params=(("solver", "factored"),)),
     MethodSpec("GNMDS", f"{_C}:GNMDS", params=(("solver", "factored"),)),
-    MethodSpec("CKL", f"{_C}:CKL", params=(("solver", "factored"),), grid=(("mu", (0.01, 0.1, 1.0)),)),
+    MethodSpec("CKL", f"{_C}:CKL", params=(("solver", "factored"),), grid=(("mu", (0.05, 0.5)),)),
     MethodSpec("STE", f"{_C}:STE", params=(("solver", "factored"),)),
     MethodSpec("t-STE", f"{_C}:TSTE", params=(("solver", "factored"),), grid=(("dof", (1.0, 3.0, 10.0)),)),
     MethodSpec("two-stage", "roembed.estimators.two_stage:TwoStageEmbedding",
                description="local majority vote, then an embedding of the kept comparisons"),
-    MethodSpec("robust", "roembed.estimators.robust:RobustOrdinalEmbedding", grid=(("lam", LAMBDA_GRID),)),
+    MethodSpec("robust", "roembed.estimators.robust:RobustOrdinalEmbedding", grid=(("lam", (0.3, 1.0, 3.0, 10.0, 30.0)),),
+               description="roembed's robust estimator (SOE loss + outlier shifts)"),
 ):
     register_method(_spec)
 
