@@ -109,7 +109,9 @@ def summarise(rows, peers):
         sel = [r for r in rows if r["setting"] == setting]
         fields = ["roembed_error", "roembed_time", "precision", "recall"] + [f"{k}_{x}" for k in peers
                                                                                for x in ("error", "time")]
-        med = {f: float(np.nanmedian([r[f] for r in sel])) for f in fields}
+        with warnings.catch_warnings():  # precision / recall are NaN where nothing was planted or flagged
+            warnings.simplefilter("ignore", RuntimeWarning)
+            med = {f: float(np.nanmedian([r[f] for r in sel])) for f in fields}
         s = dict(setting=setting, trials=len(sel), **med)
         if peers:
             s["best_peer"] = min(peers, key=lambda k: med[f"{k}_error"])

@@ -44,7 +44,6 @@ from sklearn.model_selection import check_cv
 from ..data import ComparisonGraph, as_comparisons
 from ..losses import get_loss
 from ..objective import PairDistances
-from ..solvers import minimize_embedding
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
