@@ -31,6 +31,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from .. import __version__
 from ..data import Comparisons
 from .music import MusicProtocol
 from .synthetic import Split, SyntheticProtocol
@@ -171,7 +172,8 @@ def run_cell(protocol, cell: Cell, seed: int, methods: dict | None = None) -> di
     spec = (methods or METHODS)[cell.method]
     tseed = trial_seed(seed, cell.trial)
     record = {"key": cell.key, "protocol": cell.protocol, "model": cell.model, "rate": cell.rate,
-              "trial": cell.trial, "method": cell.method, "seed": tseed, "base_seed": seed}
+              "trial": cell.trial, "method": cell.method, "seed": tseed, "base_seed": seed,
+              "roembed_version": __version__}
     start = time.perf_counter()
     try:
         split = _draw(protocol, cell.model, cell.rate, tseed)
