@@ -10,9 +10,10 @@ Settings (trial ``r`` draws its data with seed ``1000 + r``; estimators are seed
     aset400 artists (5,000 / 2,000 / rest, p = 9), clean and with ``--rate`` of the
     training triplets reversed.
 
-roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below (and the
-losses of ``--losses`` / ``--music-losses``), choosing by the score on the (clean)
-validation set, fitted on every vote (weighted edges).
+roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below (``--grid``
+for the synthetic settings, ``"music"`` for music) and the losses of ``--losses`` /
+``--music-losses``, choosing by the score on the (clean) validation set, fitted on
+every vote (weighted edges).
 cblearn: SOE, GNMDS, STE, t-STE, CKL with default parameters on the
 majority-voted triplets (ties dropped; cblearn cannot take weights and its fits
 on raw votes take minutes, see /work/shared/peer-measurements.md).  Held-out
@@ -50,6 +51,7 @@ DATA_SEED = 1000
 GRIDS = {  # RobustOrdinalEmbeddingCV candidates (besides the losses)
     "full": dict(lams=[0.5, 2.0, "auto"], alphas=[3e-6, 3e-5, 3e-4, 1e-3], weightings=["vote", "net"]),
     "small": dict(lams=[1.0, "auto"], alphas=[3e-6, 3e-4], weightings=["vote", "net"]),
+    "music": dict(lams=[0.3, "auto"], alphas=[0.0, 3e-5, 3e-4]),  # one response per triplet: weighting moot
 }
 
 
@@ -72,17 +74,25 @@ def majority_triplets(train):
     return graph.edges[kept][:, [0, 1, 3]]
 
 
+def candidate_losses(names, p):
+    """Loss names; "tste" gets cblearn's default dof ``p - 1`` (roembed's own default is 1)."""
+    from roembed.losses import get_loss
+
+    return [get_loss(name, alpha=p - 1.0) if name in ("tste", "t-ste", "tstudent") else name for name in names]
+
+
 def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs, losses):
     from roembed import RobustOrdinalEmbeddingCV
 
     split, p = draw(setting, rate, trial, n_test)
+    music = setting.startswith("music")
     test = split.test.quadruplets
     row = dict(setting=setting, trial=trial, n_votes=len(split.train))
     cv = RobustOrdinalEmbeddingCV(p, validation=split.validation, n_jobs=n_jobs, random_state=trial,
-                                  losses=losses[setting.startswith("music")], **GRIDS[grid])
+                                  losses=candidate_losses(losses[music], p), **GRIDS["music" if music else grid])
     row["roembed_time"] = timed_fit(cv, split.train)
     row["roembed_error"] = triplet_error(cv.embedding_, test)
-    row["roembed_params"] = {k: v for k, v in cv.best_params_.items()}
+    row["roembed_params"] = {k: getattr(v, "name", v) for k, v in cv.best_params_.items()}
     wrong = split.wrong_edge(cv.graph_.edges)
     flagged = cv.outlier_mask_
     hits = int((flagged & wrong).sum())
