@@ -6,7 +6,8 @@ import pytest
 
 import experiments_testkit as kit
 from roembed.experiments.runner import (METHODS, Cell, MethodSpec, ResultStore, available_methods, make_cells,
-                                        register_method, run_cell, run_experiment, trial_seed)
+                                        register_method, run_cell, run_experiment, trial_seed,
+                                        method_seed)
 
 register_method(MethodSpec("tiny", factory=kit.TinySOE, grid=(("alpha", (0.0, 1e-3, 1.0)),)))
 register_method(MethodSpec("tiny-flag", factory=kit.TinyFlagger))
@@ -49,7 +50,8 @@ def test_every_method_of_a_trial_sees_the_same_data(tmp_path):
     kit.FITS.clear()
     run_cell(kit.TINY, Cell("tiny", "vote", 0.1, 3, "tiny"), seed=7)
     run_cell(kit.TINY, Cell("tiny", "vote", 0.1, 3, "tiny-flag"), seed=7)
-    assert {rs for rs, _ in kit.FITS} == {trial_seed(7, 3)}
+    assert {rs for rs, _ in kit.FITS} == {method_seed(7, 3)}
+    assert method_seed(7, 3) != trial_seed(7, 3)  # starts must not replay the data's draw
 
 
 def test_outlier_scores_against_ground_truth():

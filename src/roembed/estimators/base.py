@@ -37,7 +37,16 @@ def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, tw
 
 
 def random_embedding(n_objects: int, n_components: int, random_state, scale: float = 1e-2) -> np.ndarray:
-    """Seeded Gaussian start, ``N(0, scale^2)`` per coordinate."""
+    """Seeded Gaussian start, ``N(0, scale^2)`` per coordinate.
+
+    An integer seed drives its own stream (PCG64 from ``SeedSequence([seed, 1])``), not
+    ``RandomState(seed)``: data drawn with ``RandomState(seed).standard_normal`` (as
+    :func:`~roembed.experiments.make_synthetic` does) would otherwise be replayed as the
+    start, scaled, whenever the same integer seeds both.
+    """
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        seed = None if random_state is None else np.random.SeedSequence([int(random_state), 1])
+        return scale * np.random.default_rng(seed).standard_normal((n_objects, n_components))
     from sklearn.utils import check_random_state
 
     return scale * check_random_state(random_state).standard_normal((n_objects, n_components))
