@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _results import write_results
 
 ESTIMATORS = ("SOE", "GNMDS", "STE", "TSTE", "CKL")
 HERE = Path(__file__).resolve().parent
@@ -164,20 +165,7 @@ def main(argv=None):
     summary = summarise(rows)
     print()
     print_table(summary)
-    from roembed._io import atomic_write
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    versions = dict(python=platform.python_version(), numpy=np.__version__)
-    try:
-        import cblearn
-
-        versions["cblearn"] = cblearn.__version__
-    except ImportError:
-        pass
-    with atomic_write(args.out) as fh:
-        json.dump(dict(args={k: str(v) for k, v in vars(args).items()}, versions=versions, runs=rows,
-                       summary=summary), fh, indent=1)
-    print(f"\nwrote {args.out}")
+    write_results(args.out, args, runs=rows, summary=summary)
 
 
 if __name__ == "__main__":

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from _results import write_results
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -173,20 +174,7 @@ def main(argv=None):
     print()
     print_table(summary, args.peers)
     print(f"\n{time.perf_counter() - start:.0f} s in all")
-    from roembed._io import atomic_write
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    versions = dict(python=platform.python_version(), numpy=np.__version__)
-    try:
-        import cblearn
-
-        versions["cblearn"] = cblearn.__version__
-    except ImportError:
-        pass
-    with atomic_write(args.out) as fh:
-        json.dump(dict(args={k: str(v) for k, v in vars(args).items()}, versions=versions, runs=rows,
-                       summary=summary, grid=GRIDS[args.grid]), fh, indent=1, default=str)
-    print(f"wrote {args.out}")
+    write_results(args.out, args, runs=rows, summary=summary, grid=GRIDS[args.grid])
 
 
 if __name__ == "__main__":

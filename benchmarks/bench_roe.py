@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 import warnings
 from pathlib import Path
 
-import numpy as np
+from _results import write_results
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -104,18 +103,6 @@ def summarise(rows):
             for (setting, name), row in medians.iterrows()]
 
 
-def versions() -> dict:
-    from importlib import metadata
-
-    found = dict(python=platform.python_version())
-    for package in ("numpy", "scipy", "roembed", "cblearn"):
-        try:
-            found[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
-
-
 TABLE_COLUMNS = ["setting", "estimator", "runs", "error", "validation_error", "time", "cpu_s", "aggregate_s",
                  "flagged_share", "outlier_precision", "outlier_recall", "rank_n_steps", "rank_truncated_share"]
 
@@ -152,12 +139,7 @@ def main(argv=None):
     summary = summarise(rows)
     print()
     print_table(summary)
-    from roembed._io import atomic_write
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(args.out) as fh:
-        json.dump(dict(args=vars(args), versions=versions(), runs=rows, summary=summary), fh, indent=1, default=str)
-    print(f"\nwrote {args.out}")
+    write_results(args.out, args, runs=rows, summary=summary)
 
 
 if __name__ == "__main__":

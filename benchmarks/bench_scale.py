@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
-import platform
 import resource
 import tempfile
 import time
@@ -33,6 +32,8 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+
+from _results import write_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -191,20 +192,7 @@ def main(argv=None):
     summary = summarise(rows)
     print()
     print_table(summary)
-    from roembed._io import atomic_write
-
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    versions = dict(python=platform.python_version(), numpy=np.__version__)
-    try:
-        import torch
-
-        versions["torch"] = torch.__version__
-    except ImportError:
-        pass
-    with atomic_write(args.out) as fh:
-        json.dump(dict(args={k: str(v) for k, v in vars(args).items()}, versions=versions, runs=rows,
-                       summary=summary), fh, indent=1)
-    print(f"\nwrote {args.out}")
+    write_results(args.out, args, runs=rows, summary=summary)
 
 
 if __name__ == "__main__":

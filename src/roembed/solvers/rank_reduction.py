@@ -121,7 +121,7 @@ def reduce_rank(G: np.ndarray, distances: PairDistances, near: np.ndarray, far: 
     while basis.size and (max_steps is None or steps < max_steps):
         w_vals, w_vecs = np.linalg.eigh(W)
         live = w_vals > rtol * w_vals[-1]
-        kernel, R = w_vecs[:, ~live], w_vecs[:, live] * np.sqrt(w_vals[live])  # W = R R^T
+        kernel = w_vecs[:, ~live]
         # Delta'' = sum_i z_i basis_i must live in range(W): Delta'' kernel = 0
         if kernel.shape[1]:
             z = null_space(np.einsum("qab,bk->akq", basis, kernel).reshape(-1, len(basis)), rcond=rtol)
