@@ -25,7 +25,9 @@ def _run(store, **kw):
 def test_smoke_run_records_every_cell(tmp_path):
     store = ResultStore(tmp_path / "r.jsonl")
     new = _run(store)
-    assert len(new) == 2 * 2 * 2 * 2
+    # 2 models x 1 contaminated rate x 2 trials x 2 methods, plus the clean cells once (not per model)
+    assert len(new) == 2 * 1 * 2 * 2 + 2 * 2
+    assert {r["model"] for r in new if r["rate"] == 0.0} == {"vote"}
     records = store.records()
     assert sorted(r["key"] for r in records) == sorted(c.key for c in make_cells(
         kit.TINY, ("vote", "unanimous"), (0.0, 0.25), 2, ("tiny", "tiny-flag")))

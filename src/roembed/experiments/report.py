@@ -48,6 +48,8 @@ def method_order(methods: Sequence[str]) -> list[str]:
 
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     """min / median / max / std (ddof=1) / mean / n of the test error per protocol, model, rate, method."""
+    clean = df["rate"] == 0  # clean data do not depend on the model: one "clean" block
+    df = pd.concat([df[~clean], df[clean].assign(model="clean").drop_duplicates(["protocol", "trial", "method"])])
     g = df.groupby(["protocol", "model", "rate", "method"], sort=True)["test_error"]
     table = g.agg(["min", "median", "max", lambda s: s.std(ddof=1), "mean", "count"])
     table.columns = ["min", "median", "max", "std", "mean", "n_trials"]
@@ -64,10 +66,10 @@ def markdown_tables(summary: pd.DataFrame, rates: Sequence[float] | None = (0.0,
     for (protocol, model, rate), block in summary.groupby(["protocol", "model", "rate"], sort=False):
         if rates is not None and not np.isclose(rate, rates).any():
             continue
-        label = "clean" if rate == 0 else f"{rate:.0%} contaminated"
         n = block["n_trials"]
         trials = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
-        parts.append(f"**{protocol}, contamination model `{model}`, {label}** ({trials} trials)\n")
+        setting = "clean" if rate == 0 else f"contamination model `{model}`, {rate:.0%} contaminated"
+        parts.append(f"**{protocol}, {setting}** ({trials} trials)\n")
         parts.append("| method | " + " | ".join(STATS) + " |")
         parts.append("|---|" + "---|" * len(STATS))
         for _, row in block.iterrows():

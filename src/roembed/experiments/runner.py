@@ -257,10 +257,14 @@ def _json_default(obj):
 
 def make_cells(protocol, models: Sequence[str], rates: Sequence[float], trials: int | Sequence[int],
                methods: Sequence[str]) -> list[Cell]:
-    """Cells ordered trial-major, so the methods of one trial run close together (data cache)."""
+    """Cells ordered trial-major, so the methods of one trial run close together (data cache).
+
+    Clean data (``q = 0``) do not depend on the contamination model: they are run
+    once, under the first model.
+    """
     trial_ids = range(trials) if isinstance(trials, int) else trials
     return [Cell(protocol.name, m, float(r), t, meth)
-            for m in models for r in rates for t in trial_ids for meth in methods]
+            for m in models for r in rates if r > 0 or m == models[0] for t in trial_ids for meth in methods]
 
 
 def run_experiment(protocol, store, *, models: Sequence[str] | None = None, rates: Sequence[float] = (0.0,),
