@@ -111,11 +111,14 @@ def plot_error_vs_rate(df: pd.DataFrame, path, protocol: str = "synthetic"):
     # clean data do not depend on the contamination model: every panel gets the q = 0 cells
     clean = df[df["rate"] == 0].drop_duplicates(["trial", "method"])
     fig, axes = _model_axes(models)
+    methods = method_order(df["method"].unique())
+    colours = _pyplot().get_cmap("tab20")  # more methods than the default 10-colour cycle
+    style = {m: dict(color=colours(i % 20), marker="os^vD<>ph*"[i % 10]) for i, m in enumerate(methods)}
     for model, ax in axes.items():
         sub = pd.concat([clean, df[(df["model"] == model) & (df["rate"] > 0)]])
         for method in method_order(sub["method"].unique()):
             s = sub[sub["method"] == method].groupby("rate")["test_error"].agg(["mean", "std"]).fillna(0.0)
-            ax.errorbar(s.index, s["mean"], yerr=s["std"], marker="o", capsize=3, label=method)
+            ax.errorbar(s.index, s["mean"], yerr=s["std"], capsize=3, label=method, **style[method])
         ax.set_title(f"{protocol}: {model}")
         ax.set_xlabel("contamination rate q")
         ax.grid(alpha=0.3)
