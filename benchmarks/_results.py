@@ -20,6 +20,11 @@ def versions(packages=("numpy", "scipy", "roembed", "cblearn", "torch")) -> dict
     return found
 
 
+def cell(row: dict, key: str, fmt: str) -> str:
+    """``row[key]`` formatted for a table, or "-" when the run did not measure it."""
+    return format(row[key], fmt) if key in row else "-"
+
+
 def write_results(out: Path, args, **payload) -> None:
     """Writes ``{"args", "versions", **payload}`` to ``out`` (atomically) and says where."""
     out = Path(out)

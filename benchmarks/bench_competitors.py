@@ -26,11 +26,12 @@ import argparse
 import json
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from _results import write_results
+from _results import cell, write_results
 
 ESTIMATORS = ("SOE", "GNMDS", "STE", "TSTE", "CKL")
 HERE = Path(__file__).resolve().parent
@@ -136,8 +137,7 @@ def print_table(summary):
     print(head)
     print("-" * len(head))
     for s in summary:
-        def f(key, fmt):
-            return format(s[key], fmt) if key in s else "-"
+        f = partial(cell, s)
         diff = format(s["roembed_error"] - s["cblearn_error"], "+.4f") if "cblearn_error" in s else "-"
         print(f"{s['setting']:9} {s['estimator']:9} {s['runs']:>4} {f('roembed_error', '.4f'):>11} "
               f"{f('cblearn_error', '.4f'):>11} {diff:>7} {f('roembed_time', '.2f'):>9} {f('cblearn_time', '.2f'):>9} "

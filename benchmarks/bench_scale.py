@@ -29,11 +29,12 @@ import resource
 import tempfile
 import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from _results import write_results
+from _results import cell, write_results
 
 HERE = Path(__file__).resolve().parent
 
@@ -142,8 +143,7 @@ def print_table(summary):
     print(head)
     print("-" * len(head))
     for s in summary:
-        def f(key, fmt):
-            return format(s[key], fmt) if key in s else "-"
+        f = partial(cell, s)
         print(f"{s['solver']:7} {s['device']:7} {s['dtype']:8} {int(s['n']):>7} {int(s['m']):>9} {s['runs']:>4} "
               f"{f('seconds', '.2f'):>8} {f('time_vs_numpy', '.2f'):>8} {int(s['n_iter']):>5} "
               f"{f('test_error', '.4f'):>8} {f('rss_per_comparison', '.0f'):>8} "

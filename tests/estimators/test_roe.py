@@ -146,7 +146,7 @@ def test_convergence_warning_history_and_verbose(capsys):
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         est = ROE(2, max_iter=4, tol=0.0, verbose=2, random_state=0).fit(train)
     assert est.n_iter_ == 4 and est.objective_.shape == (4,)
-    assert capsys.readouterr().out.count("ROE iteration") == 2
+    assert capsys.readouterr().out.count("[ROE] iteration") == 2
     est = ROE(2, max_iter=5000, tol=1e-4, random_state=0).fit(train)
     assert est.n_iter_ < 5000 and np.isfinite(est.objective_).all()
 

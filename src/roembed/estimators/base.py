@@ -71,6 +71,17 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
     def _fit_graph(self, graph: ComparisonGraph) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _progress(self):
+        """A solver callback printing the objective every ``verbose`` iterations (None when silent)."""
+        if not self.verbose:
+            return None
+        every = int(self.verbose)
+
+        def report(iteration, value):
+            if iteration % every == 0:
+                print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
+        return report
+
     def fit_transform(self, X, y=None, sample_weight=None):
         return self.fit(X, y, sample_weight).embedding_
 

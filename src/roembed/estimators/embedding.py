@@ -128,16 +128,6 @@ class LossEmbedding(OrdinalEmbedding):
                           f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=3)
         self._store_result(X, result, objective, distances)
 
-    def _progress(self):
-        if not self.verbose:
-            return None
-        every = int(self.verbose)
-
-        def report(iteration, value):
-            if iteration % every == 0:
-                print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
-        return report
-
     def _solve_factored(self, objective, distances, X0):
         """L-BFGS on ``X``; returns ``(X, SolverResult)``."""
         result = minimize_embedding(objective, distances, X0, alpha=self._alpha(), max_iter=self.max_iter,

@@ -158,16 +158,11 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         X0 = random_embedding(graph.n_objects, self.n_components, self.random_state)
         G0 = center_gram(X0 @ X0.T)
         p = self.n_components
-        callback = None
-        if self.verbose:
-            def callback(k, value):
-                if k % self.verbose == 0:
-                    print(f"ROE iteration {k}: objective {value:.6g}")
         with threadpool_limits(limits=1 if graph.n_objects < SMALL_PROBLEM else None, user_api="blas"):
             result = fista_gram(objective, distances, G0, lam=float(self.lam), penalty_weight=w,
                                 nonneg=bool(self.nonneg), rank=p if self.rank_method == "truncate" else None,
                                 L0=float(self.L0), eta=float(self.eta), max_iter=self.max_iter, tol=self.tol,
-                                callback=callback)
+                                callback=self._progress())
             G = result.solution
             info = {"method": self.rank_method, "n_steps": 0, "rank_before": None, "rank_reduced": None}
             if self.rank_method == "reduce":
