@@ -1,4 +1,4 @@
-"""What every benchmark script does at the end: record versions and write its JSON atomically."""
+"""What every benchmark script does at the end: print its table of medians, record versions, write its JSON."""
 from __future__ import annotations
 
 import json
@@ -20,9 +20,27 @@ def versions(packages=("numpy", "scipy", "roembed", "cblearn", "torch")) -> dict
     return found
 
 
-def cell(row: dict, key: str, fmt: str) -> str:
-    """``row[key]`` formatted for a table, or "-" when the run did not measure it."""
-    return format(row[key], fmt) if key in row else "-"
+def print_table(summary: list[dict], columns: dict) -> None:
+    """Prints ``summary`` (one dict a row) as an aligned table.
+
+    ``columns`` maps each column to its format spec (``".4f"``, ``"+.1%"``, ``""``);
+    a column no row has is left out, and a value a row lacks prints as "-".
+    """
+    names = [c for c in columns if any(c in row for row in summary)]
+    body = [[format(row[c], columns[c]) if row.get(c) is not None else "-" for c in names] for row in summary]
+    widths = [max([len(c)] + [len(r[i]) for r in body]) for i, c in enumerate(names)]
+    head = " ".join(c.rjust(w) for c, w in zip(names, widths))
+    print(head)
+    print("-" * len(head))
+    for r in body:
+        print(" ".join(v.rjust(w) for v, w in zip(r, widths)))
+
+
+def finish(out: Path, args, rows: list[dict], summary: list[dict], columns: dict, **payload) -> None:
+    """The end of every benchmark: the table of ``summary`` and the JSON with every run."""
+    print()
+    print_table(summary, columns)
+    write_results(out, args, runs=rows, summary=summary, **payload)
 
 
 def write_results(out: Path, args, **payload) -> None:

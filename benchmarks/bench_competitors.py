@@ -26,12 +26,11 @@ import argparse
 import json
 import time
 import warnings
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from _results import cell, write_results
+from _results import finish
 
 ESTIMATORS = ("SOE", "GNMDS", "STE", "TSTE", "CKL")
 HERE = Path(__file__).resolve().parent
@@ -127,21 +126,14 @@ def summarise(rows):
     for setting, name in keys:
         sel = [r for r in rows if r["setting"] == setting and r["estimator"] == name]
         med = {f: float(np.median([r[f] for r in sel])) for f in sel[0] if f not in ("setting", "run", "estimator")}
+        if "cblearn_error" in med:
+            med["diff"] = med["roembed_error"] - med["cblearn_error"]
         summary.append(dict(setting=setting, estimator=name, runs=len(sel), **med))
     return summary
 
 
-def print_table(summary):
-    head = (f"{'setting':9} {'estimator':9} {'runs':>4} {'err roembed':>11} {'err cblearn':>11} {'diff':>7} "
-            f"{'t roembed':>9} {'t cblearn':>9} {'ratio':>6} {'err -p':>7} {'t -p':>7}")
-    print(head)
-    print("-" * len(head))
-    for s in summary:
-        f = partial(cell, s)
-        diff = format(s["roembed_error"] - s["cblearn_error"], "+.4f") if "cblearn_error" in s else "-"
-        print(f"{s['setting']:9} {s['estimator']:9} {s['runs']:>4} {f('roembed_error', '.4f'):>11} "
-              f"{f('cblearn_error', '.4f'):>11} {diff:>7} {f('roembed_time', '.2f'):>9} {f('cblearn_time', '.2f'):>9} "
-              f"{f('time_ratio', '.3f'):>6} {f('gram_error', '.4f'):>7} {f('gram_time', '.2f'):>7}")
+TABLE = {"setting": "", "estimator": "", "runs": ".0f", "roembed_error": ".4f", "cblearn_error": ".4f", "diff": "+.4f",
+         "roembed_time": ".2f", "cblearn_time": ".2f", "time_ratio": ".3f", "gram_error": ".4f", "gram_time": ".2f"}
 
 
 def main(argv=None):
@@ -162,10 +154,7 @@ def main(argv=None):
         print(f"music data not found at {MUSIC}: skipping the music setting")
         args.settings = [s for s in args.settings if s != "music"]
     rows = run(args.settings, args.estimators, args.runs, args.n_test, args.gram, not args.no_cblearn)
-    summary = summarise(rows)
-    print()
-    print_table(summary)
-    write_results(args.out, args, runs=rows, summary=summary)
+    finish(args.out, args, rows, summarise(rows), TABLE)
 
 
 if __name__ == "__main__":

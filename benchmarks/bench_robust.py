@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _results import write_results
+from _results import finish
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -129,21 +129,15 @@ def summarise(rows, peers):
             s["best_peer_error"] = med[f"{s['best_peer']}_error"]
             s["rel_of_medians"] = med["roembed_error"] / s["best_peer_error"] - 1.0
             s["median_rel"] = float(np.median([r["rel"] for r in sel]))
+            s["peers_time"] = sum(med[f"{k}_time"] for k in peers)
         out.append(s)
     return out
 
 
-def print_table(summary, peers):
-    head = (f"{'setting':10} {'trials':>6} {'roembed':>8} " + " ".join(f"{k:>7}" for k in peers)
-            + f" {'best':>6} {'rel':>7} {'prec':>5} {'recall':>6} {'t roe':>6} {'t peers':>7}")
-    print(head)
-    print("-" * len(head))
-    for s in summary:
-        peers_err = " ".join(f"{s[f'{k}_error']:7.4f}" for k in peers)
-        t_peers = sum(s[f"{k}_time"] for k in peers)
-        rel = f"{s['rel_of_medians']:+7.1%}" if peers else "-"
-        print(f"{s['setting']:10} {s['trials']:>6} {s['roembed_error']:8.4f} {peers_err} {s.get('best_peer', '-'):>6} "
-              f"{rel:>7} {s['precision']:5.2f} {s['recall']:6.2f} {s['roembed_time']:6.1f} {t_peers:7.1f}")
+def table_columns(peers) -> dict:
+    return {"setting": "", "trials": ".0f", "roembed_error": ".4f", **{f"{k}_error": ".4f" for k in peers},
+            "best_peer": "", "rel_of_medians": "+.1%", "precision": ".2f", "recall": ".2f", "roembed_time": ".1f",
+            "peers_time": ".1f"}
 
 
 def main(argv=None):
@@ -170,11 +164,8 @@ def main(argv=None):
             for trial in range(args.trials):
                 rows.append(run_trial(setting, args.rate, trial, args.n_test, args.grid, args.peers, args.n_jobs,
                                       (args.losses, args.music_losses)))
-    summary = summarise(rows, args.peers)
-    print()
-    print_table(summary, args.peers)
     print(f"\n{time.perf_counter() - start:.0f} s in all")
-    write_results(args.out, args, runs=rows, summary=summary, grid=GRIDS[args.grid])
+    finish(args.out, args, rows, summarise(rows, args.peers), table_columns(args.peers), grid=GRIDS[args.grid])
 
 
 if __name__ == "__main__":

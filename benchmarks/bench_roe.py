@@ -30,7 +30,7 @@ import time
 import warnings
 from pathlib import Path
 
-from _results import write_results
+from _results import finish
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -103,18 +103,9 @@ def summarise(rows):
             for (setting, name), row in medians.iterrows()]
 
 
-TABLE_COLUMNS = ["setting", "estimator", "runs", "error", "validation_error", "time", "cpu_s", "aggregate_s",
-                 "flagged_share", "outlier_precision", "outlier_recall", "rank_n_steps", "rank_truncated_share"]
-
-
-def print_table(summary):
-    """The medians, one row per (setting, estimator); ``time_ratio_vs_*`` is ROE time / peer time."""
-    import pandas as pd
-
-    frame = pd.DataFrame(summary)
-    columns = [c for c in TABLE_COLUMNS if c in frame] + [c for c in frame if c.startswith("time_ratio_vs_")]
-    frame["runs"] = frame["runs"].astype(int)
-    print(frame[columns].to_string(index=False, na_rep="-", float_format=lambda v: f"{v:.4f}"))
+TABLE = {"setting": "", "estimator": "", "runs": ".0f", "error": ".4f", "validation_error": ".4f", "time": ".3f",
+         "cpu_s": ".3f", "aggregate_s": ".3f", "flagged_share": ".4f", "outlier_precision": ".4f",
+         "outlier_recall": ".4f", "rank_n_steps": ".1f", "rank_truncated_share": ".4f"}
 
 
 def main(argv=None):
@@ -137,9 +128,8 @@ def main(argv=None):
         warnings.simplefilter("ignore")
         rows = run(args.settings, args.rate, args.runs, args.n_test, args.rank_methods, args.weighting, peers)
     summary = summarise(rows)
-    print()
-    print_table(summary)
-    write_results(args.out, args, runs=rows, summary=summary)
+    ratios = dict.fromkeys(k for row in summary for k in row if k.startswith("time_ratio_vs_"))
+    finish(args.out, args, rows, summary, {**TABLE, **{k: ".2f" for k in ratios}})
 
 
 if __name__ == "__main__":

@@ -29,12 +29,11 @@ import resource
 import tempfile
 import time
 import tracemalloc
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-from _results import cell, write_results
+from _results import finish
 
 HERE = Path(__file__).resolve().parent
 
@@ -137,17 +136,9 @@ def summarise(rows):
     return out
 
 
-def print_table(summary):
-    head = (f"{'solver':7} {'device':7} {'dtype':8} {'n':>7} {'m':>9} {'runs':>4} {'fit s':>8} {'vs numpy':>8} "
-            f"{'iter':>5} {'test err':>8} {'rss B/c':>8} {'traced B/c':>10} {'cuda B/c':>8}")
-    print(head)
-    print("-" * len(head))
-    for s in summary:
-        f = partial(cell, s)
-        print(f"{s['solver']:7} {s['device']:7} {s['dtype']:8} {int(s['n']):>7} {int(s['m']):>9} {s['runs']:>4} "
-              f"{f('seconds', '.2f'):>8} {f('time_vs_numpy', '.2f'):>8} {int(s['n_iter']):>5} "
-              f"{f('test_error', '.4f'):>8} {f('rss_per_comparison', '.0f'):>8} "
-              f"{f('traced_per_comparison', '.0f'):>10} {f('cuda_peak_per_comparison', '.0f'):>8}")
+TABLE = {"solver": "", "device": "", "dtype": "", "n": ".0f", "m": ".0f", "runs": ".0f", "seconds": ".2f",
+         "time_vs_numpy": ".2f", "n_iter": ".0f", "test_error": ".4f", "rss_per_comparison": ".0f",
+         "traced_per_comparison": ".0f", "cuda_peak_per_comparison": ".0f"}
 
 
 def main(argv=None):
@@ -189,10 +180,7 @@ def main(argv=None):
                 traced = run_fit(path, "numpy", args.p, lam, args.max_iter, None, args.dtype, 0, traced=True)
                 next(r for r in rows if r["m"] == traced["m"] and r["solver"] == "numpy").update(
                     traced_per_comparison=traced["traced_per_comparison"])
-    summary = summarise(rows)
-    print()
-    print_table(summary)
-    write_results(args.out, args, runs=rows, summary=summary)
+    finish(args.out, args, rows, summarise(rows), TABLE)
 
 
 if __name__ == "__main__":
