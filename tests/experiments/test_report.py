@@ -76,3 +76,20 @@ def test_write_report_files(tmp_path):
     assert set(csv.columns) >= {"protocol", "model", "rate", "method", "min", "median", "max", "std"}
     assert not list((tmp_path / "out").glob(".*.tmp")) and not list((tmp_path / "out").glob(".*png"))
     assert write_report(ResultStore(tmp_path / "empty.jsonl"), tmp_path / "none") == {}
+
+
+def test_lambda_figure_shows_clean_curve_in_every_panel(tmp_path, monkeypatch):
+    """Clean cells are stored once (under `vote`); every model's panel still gets them, in one colour."""
+    from roembed.experiments import report
+
+    recs = _records() + [_record("ROE", 0.25, 0, 0.3, model="unanimous",
+                                 grid=[{"params": {"lam": lam}, "test_error": 0.3, "val_error": 0.3}
+                                       for lam in (0.1, 1.0, 10.0)])]
+    figures = []
+    monkeypatch.setattr(report, "_save", lambda fig, path: figures.append(fig) or path)
+    report.plot_lambda_sensitivity(grid_frame(recs, "ROE"), tmp_path / "lam.png")
+    for ax in figures[0].axes:
+        lines = {line.get_label(): line.get_color() for line in ax.get_lines()}
+        assert {"q=0 test", "q=0.25 test"} <= set(lines), ax.get_title()
+    colours = [{line.get_label(): line.get_color() for line in ax.get_lines()}["q=0 test"] for ax in figures[0].axes]
+    assert len(set(colours)) == 1

@@ -141,14 +141,16 @@ def grid_frame(records: Sequence[dict], method: str, param: str = "lam") -> pd.D
 def plot_lambda_sensitivity(grid: pd.DataFrame, path, param: str = "lam", method: str = "ROE"):
     """Test (solid) and validation (dashed) error vs ``param`` on a log axis, median over trials."""
     models = sorted(grid["model"].unique())
+    rates = sorted(grid["rate"].unique())  # one colour per rate in every panel
+    clean = grid[grid["rate"] == 0]  # clean cells are stored once; every panel gets them
     fig, axes = _model_axes(models)
     for model, ax in axes.items():
-        sub = grid[grid["model"] == model]
-        for i, (rate, block) in enumerate(sub.groupby("rate")):
+        sub = pd.concat([clean, grid[(grid["model"] == model) & (grid["rate"] > 0)]])
+        for rate, block in sub.groupby("rate"):
             med = block.groupby(param)[["test_error", "val_error"]].median()
             lo = block.groupby(param)["test_error"].quantile(0.25)
             hi = block.groupby(param)["test_error"].quantile(0.75)
-            color = f"C{i}"
+            color = f"C{rates.index(rate)}"
             ax.plot(med.index, med["test_error"], "o-", color=color, label=f"q={rate:g} test")
             ax.plot(med.index, med["val_error"], "--", color=color, alpha=0.7, label=f"q={rate:g} validation")
             ax.fill_between(med.index, lo, hi, color=color, alpha=0.15)
