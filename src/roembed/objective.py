@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from ._array import ops_for
+from ._kernels import pair_distance_adjoint, pair_sq_distances
 from .losses import Loss, robust_penalty
 
 
@@ -30,31 +30,29 @@ class PairDistances:
     """Squared distances over the object pairs ``(a, b)`` and their adjoints.
 
     ``from_embedding(X)`` gives ``d_p = ||x_a - x_b||^2``; ``embedding_grad``
-    maps ``g_p = dF/dd_p`` back to ``dF/dX = 2 B^T diag(g) B X`` with the sparse
-    pair-incidence matrix ``B`` (one +1 and one -1 per row), so time and memory
-    are linear in the number of pairs.
+    maps ``g_p = dF/dd_p`` back to ``dF/dX``: row ``a`` gets ``2 g_p (x_a - x_b)``
+    and row ``b`` its negative.  Both are compiled loops over the pairs
+    (:mod:`roembed._kernels`), so time and memory are linear in the number of pairs.
     """
 
     def __init__(self, pairs: np.ndarray, n_objects: int):
         pairs = np.asarray(pairs, dtype=np.int64)
-        self.a, self.b = pairs[:, 0], pairs[:, 1]
+        self.a, self.b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         self.n_objects = int(n_objects)
-        n_pairs = len(pairs)
-        rows = np.concatenate([self.a, self.b])
-        cols = np.concatenate([np.arange(n_pairs), np.arange(n_pairs)])
-        vals = np.concatenate([np.ones(n_pairs), -np.ones(n_pairs)])
-        self._incidence_t = sp.csr_matrix((vals, (rows, cols)), shape=(self.n_objects, n_pairs))
 
     def __len__(self) -> int:
         return len(self.a)
 
-    def from_embedding(self, X: np.ndarray):
-        """Returns ``d`` (P,) and the differences ``x_a - x_b`` (P, p)."""
-        diff = X[self.a] - X[self.b]
-        return np.einsum("ij,ij->i", diff, diff), diff
+    def from_embedding(self, X: np.ndarray) -> np.ndarray:
+        """``d`` (P,): the squared distance of every pair under the embedding ``X``."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        return pair_sq_distances(X, self.a, self.b, np.empty(len(self.a)))
 
-    def embedding_grad(self, g_pair: np.ndarray, diff: np.ndarray) -> np.ndarray:
-        return 2.0 * (self._incidence_t @ (g_pair[:, None] * diff))
+    def embedding_grad(self, g_pair: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """``dF/dX`` (n, p) from ``g_pair = dF/dd`` at the embedding ``X``."""
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        g_pair = np.ascontiguousarray(g_pair, dtype=np.float64)
+        return pair_distance_adjoint(X, self.a, self.b, g_pair, np.zeros_like(X))
 
     def from_gram(self, G: np.ndarray) -> np.ndarray:
         """``d_p = G_aa + G_bb - 2 G_ab``."""

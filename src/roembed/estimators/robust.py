@@ -180,7 +180,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             self._warm_start, result = getattr(self, self._SOLVERS[self.solver])(plain, distances, self._warm_start)
             plain_iter = result.n_iter
         if auto:
-            d, _ = distances.from_embedding(self._warm_start)
+            d = distances.from_embedding(self._warm_start)
             cap = auto_cap(self._loss(), plain.margins(d), plain.loss_weight)
             self.lam_ = cap * (weighted_median(graph.votes, plain.loss_weight) if self.weighting == "paper" else 1.0)
         else:
@@ -188,7 +188,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         super()._fit_graph(graph)  # the robust objective from self._initial_embedding() = the warm start
         del self._warm_start
         self.n_iter_ += plain_iter  # both stages
-        d, _ = distances.from_embedding(self.embedding_)
+        d = distances.from_embedding(self.embedding_)
         _, _, gamma = self._objective(graph).evaluate(d)
         self._store_outliers(gamma)
 
