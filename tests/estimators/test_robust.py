@@ -50,6 +50,7 @@ def test_robust_objective_gradient_matches_finite_differences(planted, loss, wei
 
 @pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "roe"])
 @pytest.mark.parametrize("two_sided", [False, True])
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # gamma(s) is exact at any X
 def test_gamma_is_the_brute_force_minimiser(planted, loss, two_sided):
     est = RobustOrdinalEmbedding(2, loss=loss, lam=0.4, nonneg=not two_sided, alpha=1e-3, max_iter=200,
                                  random_state=0).fit(planted.train[:600])
