@@ -51,6 +51,19 @@ def test_embedding_grad_matches_dense_formula_with_shared_objects():
     np.testing.assert_allclose(dist.from_embedding(X), ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(1), rtol=1e-6)
 
 
+def test_pair_distances_reject_indices_and_shapes_the_loops_cannot_check():
+    with pytest.raises(ValueError, match=r"pair indices must lie in \[0, 4\), got 0..4"):
+        PairDistances(np.array([[0, 1], [2, 4]]), 4)
+    with pytest.raises(ValueError, match="pair indices"):
+        PairDistances(np.array([[-1, 1]]), 4)
+    dist = PairDistances(np.array([[0, 1], [2, 3]]), 4)
+    with pytest.raises(ValueError, match=r"embedding has shape \(3, 2\), expected \(4, p\)"):
+        dist.from_embedding(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="g_pair has shape"):
+        dist.embedding_grad(np.zeros(3), np.zeros((4, 2)))
+    assert len(PairDistances(np.zeros((0, 2), dtype=int), 4).from_embedding(np.zeros((4, 2)))) == 0
+
+
 def test_gram_grad_is_adjoint_of_from_gram(graph):
     rng = np.random.default_rng(2)
     dist = PairDistances(graph.pairs, 8)

@@ -39,19 +39,28 @@ class PairDistances:
         pairs = np.asarray(pairs, dtype=np.int64)
         self.a, self.b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         self.n_objects = int(n_objects)
+        if len(pairs) and (pairs.min() < 0 or pairs.max() >= self.n_objects):  # the loops do not bounds-check
+            raise ValueError(f"pair indices must lie in [0, {self.n_objects}), got {pairs.min()}..{pairs.max()}")
 
     def __len__(self) -> int:
         return len(self.a)
 
+    def _embedding(self, X) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] != self.n_objects:
+            raise ValueError(f"embedding has shape {X.shape}, expected ({self.n_objects}, p)")
+        return X
+
     def from_embedding(self, X: np.ndarray) -> np.ndarray:
         """``d`` (P,): the squared distance of every pair under the embedding ``X``."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        return pair_sq_distances(X, self.a, self.b, np.empty(len(self.a)))
+        return pair_sq_distances(self._embedding(X), self.a, self.b, np.empty(len(self.a)))
 
     def embedding_grad(self, g_pair: np.ndarray, X: np.ndarray) -> np.ndarray:
         """``dF/dX`` (n, p) from ``g_pair = dF/dd`` at the embedding ``X``."""
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = self._embedding(X)
         g_pair = np.ascontiguousarray(g_pair, dtype=np.float64)
+        if g_pair.shape != self.a.shape:
+            raise ValueError(f"g_pair has shape {g_pair.shape}, expected ({len(self.a)},)")
         return pair_distance_adjoint(X, self.a, self.b, g_pair, np.zeros_like(X))
 
     def from_gram(self, G: np.ndarray) -> np.ndarray:
