@@ -50,9 +50,10 @@ SYNTHETIC = ("clean", "vote", "majority", "unanimous", "spammers")
 SETTINGS = SYNTHETIC + ("music", "music-flip")
 DATA_SEED = 1000
 GRIDS = {  # RobustOrdinalEmbeddingCV candidates (besides the losses)
-    "full": dict(lams=[0.5, 2.0, "auto"], alphas=[3e-6, 3e-5, 3e-4, 1e-3], weightings=["vote", "net", "majority"]),
+    "full": dict(lams=[0.5, 2.0, "auto"], alphas=[3e-6, 3e-5, 3e-4, 1e-3], weightings=["vote", "net", "majority"],
+                 refines=[2.0, 3.0]),
     "small": dict(lams=[1.0, "auto"], alphas=[3e-6, 3e-4], weightings=["vote", "net"]),
-    "music": dict(lams=[0.3, "auto"], alphas=[0.0, 3e-5, 3e-4]),  # one response per triplet: weighting moot
+    "music": dict(lams=[0.3, "auto"], alphas=[0.0, 3e-5, 3e-4], refines=[2.0, 3.0]),  # weighting moot: 1 vote each
 }
 
 

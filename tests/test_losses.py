@@ -94,3 +94,21 @@ def test_losses_agree_on_torch_tensors():
         v_np, _, _ = robust_penalty(loss, s_np, np.full_like(s_np, 0.5))
         v_t, _, _ = robust_penalty(loss, s_t, torch.full_like(s_t, 0.5))
         np.testing.assert_allclose(v_t.numpy(), v_np, rtol=1e-10)
+
+
+def test_sigmoid_is_symmetric_smooth_and_has_no_envelope():
+    from roembed.losses import Sigmoid
+
+    loss = Sigmoid(slope=3.0)
+    s = np.linspace(-3, 3, 25) + 0.01
+    value, slope = loss.penalty(s)
+    np.testing.assert_allclose(value + loss.penalty(-s)[0], 1.0)  # phi(s) + phi(-s) = 1
+    fd = (loss.penalty(s + EPS)[0] - loss.penalty(s - EPS)[0]) / (2 * EPS)
+    np.testing.assert_allclose(slope, fd, rtol=1e-6, atol=1e-9)
+    assert np.all(slope < 0) and np.max(-slope) <= 3.0 / 4 + 1e-12
+    assert loss.penalty(np.array([0.0]))[0][0] == pytest.approx(0.5)
+    np.testing.assert_allclose(loss.margin(np.array([1.0]), np.array([4.0]))[0], [1.0], rtol=1e-9)  # Euclidean
+    with pytest.raises(NotImplementedError, match="no closed-form outlier envelope"):
+        robust_penalty(loss, s, np.full_like(s, 0.5))
+    with pytest.raises(ValueError, match="unknown loss"):
+        get_loss("sigmoid")  # refinement only, not a choice of loss

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from roembed.data import Comparisons
-from roembed.losses import get_loss
+from roembed.losses import Sigmoid, get_loss
 from roembed.objective import EdgeObjective, PairDistances, quadruplet_distances
 from roembed.projections import (center_gram, embedding_from_gram, project_psd, project_psd_rank,
                                  top_eigenpairs)
@@ -74,8 +74,8 @@ def test_gram_grad_is_adjoint_of_from_gram(graph):
     np.testing.assert_allclose(dist.gram_grad(g), dist.gram_grad(g).T)
 
 
-@pytest.mark.parametrize("loss", ["squared", "hinge", "soe", "ste", "tste", "ckl"])
-@pytest.mark.parametrize("robust", [False, True])
+@pytest.mark.parametrize("loss, robust", [(name, robust) for name in ["squared", "hinge", "soe", "ste", "tste", "ckl"]
+                                          for robust in (False, True)] + [(Sigmoid(slope=2.0), False)], ids=str)
 def test_embedding_gradient_matches_finite_differences(graph, loss, robust):
     rng = np.random.default_rng(3)
     X = rng.standard_normal((8, 2))

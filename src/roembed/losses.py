@@ -12,10 +12,13 @@ name           margin ``s``                                          penalty ``p
 squared (ROE)  ``d_far - d_near``                                    ``(1 - s)^2 / 2``
 hinge (GNMDS)  ``d_far - d_near``                                    ``max(0, 1 - s)``
 squared_hinge  ``sqrt(d_far) - sqrt(d_near)`` (Euclidean, SOE)       ``max(0, 1 - s)^2``
+sigmoid [#]_   ``sqrt(d_far) - sqrt(d_near)``                        ``1 / (1 + exp(slope s))``
 logistic (STE) ``d_far - d_near``                                    ``log(1 + exp(-s))``
 tstudent       ``(a+1)/2 * log((1 + d_far/a) / (1 + d_near/a))``     ``log(1 + exp(-s))``
 ckl            ``log((mu + d_far) / (mu + d_near))``                 ``log(1 + exp(-s))``
 =============  ===================================================  ============================
+
+.. [#] Only as the refinement stage of the robust estimator (see :class:`Sigmoid`).
 
 The logistic rows are exactly the negative log-likelihoods of STE, t-STE (dof
 ``a``) and the crowd kernel (CKL, regulariser ``mu``): e.g. for t-STE
@@ -116,6 +119,28 @@ class SquaredHinge(Loss):
 
     def knee(self, cap):
         return 1.0 - 0.5 * cap
+
+
+@dataclass(frozen=True)
+class Sigmoid(SquaredHinge):
+    """Symmetric sigmoid loss on SOE's Euclidean margin: ``phi(s) = 1 / (1 + exp(slope * s))``.
+
+    Bounded and non-convex, with ``phi(s) + phi(-s) = 1``: a symmetric loss, whose
+    risk minimiser is unchanged by label flips at a uniform rate below 1/2 (Ghosh,
+    Manwani & Sastry 2015).  It refines a robust fit (``refine`` of
+    :class:`~roembed.RobustOrdinalEmbedding`) and is not a choice of ``loss``: being
+    non-convex, it has no closed-form outlier envelope.
+    """
+
+    name = "sigmoid"
+    slope: float = 2.0
+
+    def penalty(self, s):
+        p = ops_for(s).sigmoid(-self.slope * s)
+        return p, -self.slope * p * (1.0 - p)
+
+    def knee(self, cap):
+        raise NotImplementedError("the sigmoid loss has no closed-form outlier envelope (it is not convex)")
 
 
 @dataclass(frozen=True)

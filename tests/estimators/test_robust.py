@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
+from sklearn.base import clone
 
 from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
 from roembed.estimators.robust import auto_cap, edge_weights
@@ -152,6 +153,41 @@ def test_bad_torch_dtype(planted):
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match="dtype"):
         RobustOrdinalEmbedding(2, solver="torch", dtype="float16").fit(planted.train[:100])
+
+
+def test_refinement_reduces_error_under_reversed_comparisons(planted):
+    """The sigmoid stage, started from the robust fit, lowers held-out error on unanimously flipped queries."""
+    base = RobustOrdinalEmbedding(2, lam=2.0, alpha=1e-3, weighting="majority", random_state=0).fit(planted.train)
+    refined = clone(base).set_params(refine=3.0).fit(planted.train)
+    err_base, err_refined = 1 - base.score(planted.test), 1 - refined.score(planted.test)
+    assert err_refined < err_base - 0.005, (err_base, err_refined)
+    assert refined.n_iter_ > base.n_iter_  # counts every stage
+    assert refined.outlier_mask_.shape == base.outlier_mask_.shape and refined.outlier_mask_.any()
+    # the flags are the robust envelope's at the refined embedding
+    d = PairDistances(refined.graph_.pairs, refined.n_objects_).from_embedding(refined.embedding_)
+    np.testing.assert_allclose(refined.gamma_, refined._objective(refined.graph_).evaluate(d)[2])
+
+
+def test_refinement_parameters_are_checked(planted):
+    for params, match in [(dict(refine=0.0), "refine"), (dict(refine=-1.0), "refine"),
+                          (dict(refine=2.0, refine_alpha=-1.0), "refine_alpha")]:
+        with pytest.raises(ValueError, match=match):
+            RobustOrdinalEmbedding(2, **params).fit(planted.train[:100])
+    with pytest.raises(ValueError, match="refine"):
+        RobustOrdinalEmbeddingCV(2, refines=[]).fit(planted.train[:100])
+    with pytest.raises(ValueError, match="refine"):
+        RobustOrdinalEmbeddingCV(2, refines=[2.0, 0.0]).fit(planted.train[:100])
+
+
+def test_cv_second_round_refines_the_first_rounds_best(planted):
+    cv = RobustOrdinalEmbeddingCV(2, lams=[0.5, 2.0], alphas=[1e-3], refines=[2.0, 3.0], weighting="majority",
+                                  validation=planted.validation, random_state=0).fit(planted.train)
+    params, mean = cv.cv_results_["params"], cv.cv_results_["mean_score"]
+    assert len(params) == 4 and "refine" not in params[0] and "refine" not in params[1]
+    first = params[int(np.argmax(mean[:2]))]
+    assert params[2] == {**first, "refine": 2.0} and params[3] == {**first, "refine": 3.0}
+    assert cv.best_params_ == params[int(np.argmax(mean))] and cv.best_score_ == mean.max()
+    assert cv.best_estimator_.refine == cv.best_params_.get("refine")
 
 
 def test_cv_bad_candidates(planted):

@@ -123,35 +123,38 @@ class LossEmbedding(OrdinalEmbedding):
         distances = PairDistances(graph.pairs, graph.n_objects)
         solve = getattr(self, self._SOLVERS[self.solver])
         X, result = solve(objective, distances, self._initial_embedding(graph))
-        if not result.converged:
-            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
-                          f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=3)
         self._store_result(X, result, objective, distances)
 
-    def _solve_factored(self, objective, distances, X0):
-        """L-BFGS on ``X``; returns ``(X, SolverResult)``."""
-        result = minimize_embedding(objective, distances, X0, alpha=self._alpha(), max_iter=self.max_iter,
-                                    tol=self.tol, callback=self._progress(), method="two-loop")
-        return result.solution, result
-
-    def _solve_torch(self, objective, distances, X0):
-        """L-BFGS on ``X`` with torch (see :mod:`roembed.solvers.torch_lbfgs`)."""
-        from ..solvers.torch_lbfgs import minimize_embedding_torch
-
-        result = minimize_embedding_torch(objective, distances, X0, alpha=self._alpha(), max_iter=self.max_iter,
-                                          tol=self.tol, device=getattr(self, "device", None),
-                                          dtype=getattr(self, "dtype", "float64"), callback=self._progress())
-        return result.solution, result
-
-    def _solve_gram(self, objective, distances, X0):
-        """Projected gradient on ``G`` (rank ``n_components``); sets ``gram_``."""
-        result = minimize_gram(objective, distances, X0 @ X0.T, self.n_components, alpha=self._alpha(),
-                               max_iter=self.max_iter, tol=self.tol, callback=self._progress())
-        self.gram_ = result.solution
-        return embedding_from_gram(result.solution, self.n_components), result
-
     def _store_result(self, X, result, objective, distances) -> None:
+        if not result.converged:
+            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
+                          f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=4)
         self.embedding_ = X
         self.objective_ = result.objective
         self.n_iter_ = result.n_iter
         self.history_ = np.asarray(result.history)
+
+    def _solve_factored(self, objective, distances, X0, alpha=None):
+        """L-BFGS on ``X``; returns ``(X, SolverResult)`` (``alpha``: the ridge, default ``self._alpha()``)."""
+        alpha = self._alpha() if alpha is None else alpha
+        result = minimize_embedding(objective, distances, X0, alpha=alpha, max_iter=self.max_iter,
+                                    tol=self.tol, callback=self._progress(), method="two-loop")
+        return result.solution, result
+
+    def _solve_torch(self, objective, distances, X0, alpha=None):
+        """L-BFGS on ``X`` with torch (see :mod:`roembed.solvers.torch_lbfgs`)."""
+        from ..solvers.torch_lbfgs import minimize_embedding_torch
+
+        alpha = self._alpha() if alpha is None else alpha
+        result = minimize_embedding_torch(objective, distances, X0, alpha=alpha, max_iter=self.max_iter,
+                                          tol=self.tol, device=getattr(self, "device", None),
+                                          dtype=getattr(self, "dtype", "float64"), callback=self._progress())
+        return result.solution, result
+
+    def _solve_gram(self, objective, distances, X0, alpha=None):
+        """Projected gradient on ``G`` (rank ``n_components``); sets ``gram_``."""
+        alpha = self._alpha() if alpha is None else alpha
+        result = minimize_gram(objective, distances, X0 @ X0.T, self.n_components, alpha=alpha,
+                               max_iter=self.max_iter, tol=self.tol, callback=self._progress())
+        self.gram_ = result.solution
+        return embedding_from_gram(result.solution, self.n_components), result

@@ -33,6 +33,14 @@ Weightings ``"net"`` (votes minus the votes of the opposite comparison,
 clipped at 0) and ``"majority"`` (one vote for the majority side) are also
 offered: when contamination is spread over many votes of the same query
 (spammers) they beat per-vote weighting.
+
+Refinement (``refine=slope``, off by default): a third stage minimises the
+symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of the same margins from
+the robust solution, with its own ridge ``refine_alpha``.  The outlier shifts
+are then evaluated at the refined embedding.  It helps where whole comparisons
+are reversed at random, which no vote count reveals: on the synthetic protocol
+with 25% of the triplets flipped unanimously, validation chose it on all of ten
+exploration draws and the test error fell from 0.215 to 0.203 (medians).
 """
 from __future__ import annotations
 
@@ -42,7 +50,7 @@ from sklearn.base import clone
 from sklearn.model_selection import check_cv
 
 from ..data import ComparisonGraph, as_comparisons
-from ..losses import get_loss
+from ..losses import Sigmoid, get_loss
 from ..objective import PairDistances
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
@@ -105,7 +113,14 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         same error as a random start at about 1.7x the iterations; at p = 2 (30 objects, 10% unanimous
         flips) random starts fell into a local minimum for 2 of 3 seeds (test error 0.109 vs 0.056) and
         the plain start never did -- hence the default.
+    refine : None or float > 0
+        Slope of the sigmoid refinement stage (see the module docstring); None skips it.
+    refine_alpha : float >= 0
+        Ridge of the refinement stage.
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
+
+    With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
+    ``n_iter_`` counts every stage.
     """
 
     default_alpha = 1e-4
@@ -113,7 +128,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     def __init__(self, n_components=2, *, loss="soe", lam="auto", nonneg=True, weighting="vote", solver="lbfgs",
                  device=None, dtype="float32", alpha="auto", max_iter=1000, tol=1e-9, init="plain", init_scale="auto",
-                 random_state=None, verbose=0):
+                 refine=None, refine_alpha=1e-4, random_state=None, verbose=0):
         super().__init__(n_components, solver=solver, alpha=alpha, max_iter=max_iter, tol=tol, init_scale=init_scale,
                          random_state=random_state, verbose=verbose)
         self.loss = loss
@@ -123,6 +138,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         self.device = device
         self.dtype = dtype
         self.init = init
+        self.refine = refine
+        self.refine_alpha = refine_alpha
 
     # -- parameters ------------------------------------------------------------
     def _check_params(self) -> None:
@@ -136,6 +153,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             raise ValueError(f"init must be one of {INITS} or an array, got {self.init!r}")
         if not isinstance(self.nonneg, (bool, np.bool_)):
             raise ValueError(f"nonneg must be True or False, got {self.nonneg!r}")
+        if self.refine is not None:
+            check_param("refine", self.refine, low=0, low_open=True)
+        check_param("refine_alpha", self.refine_alpha, low=0)
         if self.solver == "torch":
             from ..solvers.torch_lbfgs import DTYPES, import_torch
 
@@ -188,9 +208,20 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         super()._fit_graph(graph)  # the robust objective from self._initial_embedding() = the warm start
         del self._warm_start
         self.n_iter_ += plain_iter  # both stages
+        if self.refine is not None:
+            self._refine(graph, distances)
         d = distances.from_embedding(self.embedding_)
         _, _, gamma = self._objective(graph).evaluate(d)
         self._store_outliers(gamma)
+
+    def _refine(self, graph: ComparisonGraph, distances: PairDistances) -> None:
+        """Third stage: the symmetric sigmoid loss with slope ``refine``, from the robust solution."""
+        objective = edge_objective(graph, Sigmoid(slope=float(self.refine)), self._loss_weight(graph))
+        solve = getattr(self, self._SOLVERS[self.solver])
+        X, result = solve(objective, distances, self.embedding_, alpha=float(self.refine_alpha))
+        earlier_iter = self.n_iter_
+        self._store_result(X, result, objective, distances)
+        self.n_iter_ += earlier_iter
 
     def _initial_embedding(self, graph: ComparisonGraph) -> np.ndarray:
         return self._warm_start
@@ -217,6 +248,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         Candidate penalties.
     losses, alphas, weightings : sequence or None
         Further candidates for ``loss``, ``alpha`` and ``weighting`` (None: keep the single value).
+    refines : sequence of float or None
+        Slopes of the sigmoid refinement (``refine``), tried in a second round on the best
+        candidate of the first; it is kept only if it scores better (None: no second round).
     cv : int or splitter
         Folds over the *responses* when no ``validation`` set is given.
     validation : Comparisons or array, optional
@@ -229,12 +263,13 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     ``best_estimator_`` and its fitted attributes (``embedding_``, ``gamma_``, ...).
     """
 
-    def __init__(self, n_components=2, *, lams=(0.1, 0.3, 1.0, 3.0), losses=None, alphas=None, weightings=None, cv=3,
-                 validation=None, n_jobs=None, loss="soe", nonneg=True, weighting="vote", solver="lbfgs", device=None,
-                 dtype="float32", alpha="auto", max_iter=1000, tol=1e-9, init="plain", init_scale="auto",
-                 random_state=None, verbose=0):
+    def __init__(self, n_components=2, *, lams=(0.1, 0.3, 1.0, 3.0), losses=None, alphas=None, weightings=None,
+                 refines=None, cv=3, validation=None, n_jobs=None, loss="soe", nonneg=True, weighting="vote",
+                 solver="lbfgs", device=None, dtype="float32", alpha="auto", max_iter=1000, tol=1e-9, init="plain",
+                 init_scale="auto", refine=None, refine_alpha=1e-4, random_state=None, verbose=0):
         self.n_components = n_components
         self.lams, self.losses, self.alphas, self.weightings = lams, losses, alphas, weightings
+        self.refines, self.refine, self.refine_alpha = refines, refine, refine_alpha
         self.cv, self.validation, self.n_jobs = cv, validation, n_jobs
         self.loss, self.nonneg, self.weighting, self.solver = loss, nonneg, weighting, solver
         self.device, self.dtype, self.alpha, self.max_iter, self.tol = device, dtype, alpha, max_iter, tol
@@ -251,8 +286,10 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         from sklearn.model_selection import ParameterGrid
 
         candidates = list(ParameterGrid(grid))
-        for c in candidates:
+        for c in candidates + [dict(refine=r) for r in self.refines or ()]:
             self._base(**c)._check_params()
+        if self.refines is not None and not list(self.refines):
+            raise ValueError("the candidate list for refine must not be empty")
         return candidates
 
     def _base(self, **params) -> RobustOrdinalEmbedding:
@@ -266,9 +303,12 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
             splits = [(comparisons, as_comparisons(self.validation))]
         else:
             splits = [(comparisons[tr], comparisons[te]) for tr, te in check_cv(self.cv).split(comparisons)]
-        jobs = [(c, tr, te) for c in candidates for tr, te in splits]
-        scores = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**c), tr, te) for c, tr, te in jobs)
-        scores = np.asarray(scores, dtype=float).reshape(len(candidates), len(splits))
+        scores = self._scores(candidates, splits)
+        if self.refines is not None:  # second round: the refinement of the first round's best
+            first = candidates[int(np.nanargmax(scores.mean(axis=1)))]
+            refined = [{**first, "refine": float(r)} for r in self.refines]
+            candidates = candidates + refined
+            scores = np.vstack([scores, self._scores(refined, splits)])
         mean = scores.mean(axis=1)
         best = int(np.nanargmax(mean))
         self.cv_results_ = dict(params=candidates, mean_score=mean, scores=scores)
@@ -278,6 +318,12 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
             if key.endswith("_") and not key.startswith("_"):
                 setattr(self, key, value)
         return self
+
+    def _scores(self, candidates, splits) -> np.ndarray:
+        """Validation scores, (candidates, splits)."""
+        jobs = [(c, tr, te) for c in candidates for tr, te in splits]
+        scores = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**c), tr, te) for c, tr, te in jobs)
+        return np.asarray(scores, dtype=float).reshape(len(candidates), len(splits))
 
 
 __all__ = ["RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "auto_cap", "edge_weights"]
