@@ -84,9 +84,10 @@ def test_planted_outliers_are_recovered(planted):
     assert set(est.outliers_.columns) >= {"gamma"} and len(est.outliers_) == flagged.sum()
 
 
-def test_torch_and_numpy_reach_the_same_fit(planted):
+@pytest.mark.parametrize("refine", [None, 3.0])
+def test_torch_and_numpy_reach_the_same_fit(planted, refine):
     pytest.importorskip("torch")
-    kw = dict(lam=0.5, alpha=1e-3, init="random", max_iter=1000, tol=1e-12, random_state=3)
+    kw = dict(lam=0.5, alpha=1e-3, init="random", max_iter=1000, tol=1e-12, random_state=3, refine=refine)
     ref = RobustOrdinalEmbedding(2, **kw).fit(planted.train[:800])
     tor = RobustOrdinalEmbedding(2, solver="torch", device="cpu", dtype="float64", **kw).fit(planted.train[:800])
     assert tor.objective_ == pytest.approx(ref.objective_, rel=2e-3)  # same objective, two L-BFGS codes
