@@ -35,8 +35,9 @@ offered: when contamination is spread over many votes of the same query
 (spammers) they beat per-vote weighting.
 
 Refinement (``refine=slope``, off by default): a third stage minimises the
-symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of the same margins from
-the robust solution, with its own ridge ``refine_alpha``.  The outlier shifts
+symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of SOE's Euclidean margins
+(whatever ``loss`` is), with the same loss weights, from the robust solution and
+with its own ridge ``refine_alpha``.  The outlier shifts
 are then evaluated at the refined embedding.  It helps where whole comparisons
 are reversed at random, which no vote count reveals: on the synthetic protocol
 with 25% of the triplets flipped unanimously, validation chose it on all of ten
