@@ -13,7 +13,8 @@ Settings (trial ``r`` draws its data with seed ``1000 + r``; estimators are seed
 roembed: :class:`~roembed.RobustOrdinalEmbeddingCV` over the grid below (``--grid``
 for the synthetic settings, ``"music"`` for music) and the losses of ``--losses`` /
 ``--music-losses``, choosing by the score on the (clean) validation set, fitted on
-every vote (weighted edges).
+every vote (weighted edges); ``refines`` in a grid adds a second round that tries
+the sigmoid refinement of the first round's best.
 cblearn: SOE, GNMDS, STE, t-STE, CKL with default parameters on the
 majority-voted triplets (ties dropped; cblearn cannot take weights and its fits
 on raw votes take minutes, see /work/shared/peer-measurements.md).  Held-out
