@@ -76,14 +76,20 @@ def test_fit_writes_everything(files, spam):
 
 
 def test_holdout_keeps_each_query_on_one_side(files):
-    from roembed.cli.fit import holdout_split
     from roembed.data.io import read_comparisons
+    from roembed.model_selection import holdout_split
 
     data = read_comparisons(files[1])
-    train, test = holdout_split(data, 0.3, seed=0)
+    train, test = holdout_split(data, 0.3, random_state=0)
     assert len(train) + len(test) == len(data)
     key = lambda c: {tuple(sorted((q[1], q[3]))) + (q[0],) for q in c.quadruplets}  # noqa: E731
     assert not key(train) & key(test)
+
+
+def test_a_holdout_that_rounds_to_no_query_is_bad_input(files):
+    result = run(files[1], "--out", files[0] / "tiny", "--holdout", 0.0001, "--quiet")
+    assert result.exit_code == 2 and "--holdout 0.0001" in result.output and "nothing held out" in result.output
+    assert not (files[0] / "tiny").exists()
 
 
 def test_classic_method_and_reweighting(files):

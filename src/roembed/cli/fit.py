@@ -8,6 +8,8 @@ import click
 import numpy as np
 import pandas as pd
 
+from ..data import InvalidComparisonsError
+from ..model_selection import holdout_split
 from . import main
 from ._report import METHODS, BadInput, has_annotators, has_outliers, make_estimator, parse_lam, progress, \
     versions, write_json, write_results
@@ -90,19 +92,6 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
     return [v.split(";")[0].strip() for v in values]
 
 
-def holdout_split(comparisons, fraction: float, seed: int):
-    """Responses split into (train, held-out) by *query*: all votes on one
-    comparison (either direction) go to the same side."""
-    graph = comparisons.aggregate()
-    edge = graph.response_edge
-    query = np.where(graph.reverse_edge[edge] >= 0, np.minimum(edge, graph.reverse_edge[edge]), edge)
-    ids = np.unique(query)
-    rng = np.random.default_rng(seed)
-    held = rng.choice(ids, size=int(round(fraction * len(ids))), replace=False)
-    mask = np.isin(query, held)
-    return comparisons[~mask], comparisons[mask]
-
-
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
 @click.argument("comparisons", type=click.Path(path_type=Path))
 @click.option("--dim", type=click.IntRange(min=1), default=2, show_default=True,
@@ -153,7 +142,10 @@ def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter
     say = (lambda *a, **k: None) if quiet else click.echo
     data = read_input(comparisons, names, skip_invalid)
     label_values = read_labels(labels, label_column, data) if labels is not None else None
-    train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
+    try:
+        train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
+    except InvalidComparisonsError as exc:
+        raise BadInput(f"--holdout {holdout:g}: {exc}") from None
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
     say(f"{data!r} from {comparisons}; fitting {type(estimator).__name__} in {dim} dimensions"
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))

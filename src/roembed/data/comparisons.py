@@ -291,6 +291,9 @@ class ComparisonGraph:
         The edge of each raw response, so results map back to responses.
     reverse_edge : (E,) int64
         Index of the opposite edge ``c-bar``, or -1 when nobody voted for it.
+    edge_query, response_query : (E,) and (m,) int64
+        The *query* of an edge or response: one id per unordered comparison, shared by both
+        directions (an "edge" is one direction, a "query" is both).
     pairs : (P, 2) int64
         The graph's vertices: distinct object pairs ``(a, b)``, ``a < b``, used by an edge.
     edge_pairs : (E, 2) int64
@@ -345,6 +348,17 @@ class ComparisonGraph:
         """Distinct annotator ids voting for ``edge`` (empty if there are none)."""
         ann = self.comparisons.annotator
         return [] if ann is None else sorted(set(ann[self.edge_responses(edge)].tolist()), key=str)
+
+    @cached_property
+    def edge_query(self) -> np.ndarray:
+        """The query of each edge: ``min(c, c-bar)``, shared by both directions of a comparison."""
+        rev = self.reverse_edge
+        return np.where(rev >= 0, np.minimum(np.arange(len(rev)), rev), np.arange(len(rev)))
+
+    @property
+    def response_query(self) -> np.ndarray:
+        """The query of each raw response (all votes on one comparison, either direction, share it)."""
+        return self.edge_query[self.response_edge]
 
     @property
     def opposing_votes(self) -> np.ndarray:

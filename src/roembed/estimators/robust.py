@@ -52,6 +52,7 @@ from sklearn.model_selection import check_cv
 
 from ..data import ComparisonGraph, as_comparisons
 from ..losses import Sigmoid, get_loss
+from ..model_selection import GroupedKFold
 from ..objective import PairDistances
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
@@ -253,7 +254,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         Slopes of the sigmoid refinement (``refine``), tried in a second round on the best
         candidate of the first; it is kept only if it scores better (None: no second round).
     cv : int or splitter
-        Folds over the *responses* when no ``validation`` set is given.
+        Folds when no ``validation`` set is given; an integer means that many folds of whole
+        queries in a seeded shuffled order (:class:`~roembed.model_selection.GroupedKFold`).
     validation : Comparisons or array, optional
         A held-out set (e.g. clean, expert-checked comparisons) scored instead of cross-validation;
         the final model is refitted on all training data either way.
@@ -303,7 +305,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         if self.validation is not None:
             splits = [(comparisons, as_comparisons(self.validation))]
         else:
-            splits = [(comparisons[tr], comparisons[te]) for tr, te in check_cv(self.cv).split(comparisons)]
+            cv = GroupedKFold(self.cv, random_state=self.random_state) if isinstance(self.cv, (int, np.integer)) \
+                else check_cv(self.cv)
+            splits = [(comparisons[tr], comparisons[te]) for tr, te in cv.split(comparisons)]
         scores = self._scores(candidates, splits)
         if self.refines is not None:  # second round: the refinement of the first round's best
             first = candidates[int(np.nanargmax(scores.mean(axis=1)))]

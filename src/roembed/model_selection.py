@@ -1,0 +1,82 @@
+"""Splitting comparisons for validation: always by *query*, never by response.
+
+A query is an unordered comparison: both directions of ``d(i, j) < d(l, k)`` and
+every vote on them (:attr:`roembed.data.ComparisonGraph.response_query`).  A split
+by response puts votes of one query on both sides, so validation rewards
+memorising the training votes; every split in roembed (cross-validation, the
+CLI's hold-out, the benchmarks) goes through this module instead.  Grouping by
+annotator (``groups="annotator"``) keeps each person's answers on one side.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .data import Comparisons, as_comparisons
+from .data.validation import InvalidComparisonsError
+
+GROUPINGS = ("query", "annotator")
+
+
+def response_groups(comparisons: Comparisons, groups: str = "query") -> np.ndarray:
+    """An integer group id per response: its query, or its annotator."""
+    if groups == "query":
+        return comparisons.aggregate().response_query
+    if groups == "annotator":
+        if comparisons.annotator is None:
+            raise InvalidComparisonsError("groups='annotator' needs annotator ids")
+        return np.unique(comparisons.annotator.astype(str), return_inverse=True)[1].reshape(-1)
+    raise ValueError(f"groups must be one of {GROUPINGS}, got {groups!r}")
+
+
+class GroupedKFold:
+    """K folds of whole groups (queries by default), in a seeded random order.
+
+    A scikit-learn splitter over :class:`~roembed.data.Comparisons`: ``split(X)`` yields
+    ``(train_rows, test_rows)``; groups are dealt to folds in a shuffled order, so folds
+    differ in size by at most one group.
+    """
+
+    def __init__(self, n_splits: int = 3, *, groups: str = "query", random_state=None):
+        self.n_splits = n_splits
+        self.groups = groups
+        self.random_state = random_state
+
+    def get_n_splits(self, X=None, y=None, groups=None) -> int:
+        return self.n_splits
+
+    def split(self, X, y=None, groups=None):
+        comparisons = as_comparisons(X, y)
+        ids = response_groups(comparisons, self.groups)
+        unique, inverse = np.unique(ids, return_inverse=True)
+        if not isinstance(self.n_splits, (int, np.integer)) or self.n_splits < 2:
+            raise ValueError(f"n_splits must be an integer >= 2, got {self.n_splits!r}")
+        if len(unique) < self.n_splits:
+            raise InvalidComparisonsError(
+                f"{len(unique)} {self.groups} groups cannot fill {self.n_splits} folds")
+        fold_of_group = np.empty(len(unique), dtype=np.int64)
+        order = np.random.default_rng(self.random_state).permutation(len(unique))
+        fold_of_group[order] = np.arange(len(unique)) % self.n_splits
+        fold = fold_of_group[inverse.reshape(-1)]
+        rows = np.arange(len(comparisons))
+        for f in range(self.n_splits):
+            yield rows[fold != f], rows[fold == f]
+
+
+def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups: str = "query"):
+    """``(train, held_out)``: a seeded ``fraction`` of the groups (queries by default) held out whole.
+
+    Raises ``InvalidComparisonsError`` when the fraction rounds to no group or to all of them.
+    """
+    ids = response_groups(comparisons, groups)
+    unique = np.unique(ids)
+    n_held = int(round(fraction * len(unique)))
+    if n_held < 1 or n_held >= len(unique):
+        raise InvalidComparisonsError(
+            f"a hold-out of {fraction:g} of {len(unique)} {groups} groups leaves "
+            f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
+    held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
+    mask = np.isin(ids, held)
+    return comparisons[~mask], comparisons[mask]
+
+
+__all__ = ["GroupedKFold", "holdout_split", "response_groups", "GROUPINGS"]

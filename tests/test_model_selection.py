@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from roembed.data import Comparisons, InvalidComparisonsError
+from roembed.model_selection import GroupedKFold, holdout_split, response_groups
+
+
+def _votes():
+    # query A = (0,1,2) answered 3 times, twice one way and once the other; B = (1,2,3) twice; C, D once
+    rows = [(0, 1, 2), (0, 2, 1), (0, 1, 2), (1, 2, 3), (1, 2, 3), (2, 0, 3), (3, 0, 1)]
+    return Comparisons(np.array(rows), annotator=["a", "b", "a", "c", "c", "b", "d"])
+
+
+def test_both_directions_of_a_comparison_share_a_query():
+    q = response_groups(_votes())
+    assert q[0] == q[1] == q[2]
+    assert q[3] == q[4]
+    assert len(np.unique(q)) == 4
+
+
+def test_folds_keep_queries_whole_and_cover_every_response_once():
+    c = _votes()
+    q = response_groups(c)
+    seen = []
+    for train, test in GroupedKFold(2, random_state=0).split(c):
+        assert not set(q[train]) & set(q[test])
+        seen.extend(test)
+    assert sorted(seen) == list(range(len(c)))
+
+
+def test_folds_are_seeded_and_shuffled():
+    rng = np.random.default_rng(1)
+    c = Comparisons(rng.permutation(np.array([(i, (i + 1) % 20, (i + 2) % 20) for i in range(20)])))
+    first = [t.tolist() for _, t in GroupedKFold(4, random_state=3).split(c)]
+    assert first == [t.tolist() for _, t in GroupedKFold(4, random_state=3).split(c)]
+    assert first != [t.tolist() for _, t in GroupedKFold(4, random_state=4).split(c)]
+
+
+def test_annotator_groups_keep_each_person_on_one_side():
+    c = _votes()
+    for train, test in GroupedKFold(2, groups="annotator", random_state=0).split(c):
+        assert not set(c.annotator[train]) & set(c.annotator[test])
+    with pytest.raises(InvalidComparisonsError, match="annotator ids"):
+        list(GroupedKFold(2, groups="annotator").split(Comparisons(np.array([(0, 1, 2), (1, 2, 0)]))))
+
+
+def test_holdout_holds_whole_queries_and_refuses_empty_sides():
+    c = _votes()
+    train, test = holdout_split(c, 0.5, random_state=0)
+    q_train = {tuple(sorted(map(tuple, [r[:2], r[2:]]))) for r in train.quadruplets}
+    q_test = {tuple(sorted(map(tuple, [r[:2], r[2:]]))) for r in test.quadruplets}
+    assert len(train) + len(test) == len(c) and not q_train & q_test
+    with pytest.raises(InvalidComparisonsError, match="nothing held out"):
+        holdout_split(c, 0.01)
+    with pytest.raises(InvalidComparisonsError, match="nothing to train on"):
+        holdout_split(c, 0.99)
+    with pytest.raises(InvalidComparisonsError, match="cannot fill"):
+        list(GroupedKFold(5).split(c))
