@@ -28,6 +28,7 @@ import pandas as pd
 from roembed.annotators import annotator_reliability, fit_with_annotator_reweighting
 from roembed.estimators.robust import RobustOrdinalEmbedding
 from roembed.experiments import make_synthetic
+from roembed.metrics import set_precision_recall
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,7 @@ def synthetic_trial(seed: int, n_annotators: int, dim: int, max_rounds: int) -> 
     planted = set(data.spammers.tolist())
     found = set(table.loc[table["suspect"], "annotator"].tolist())
     top = set(table["annotator"].head(len(planted)).tolist())
+    found_scores = set_precision_recall(found, planted)
     t0 = time.perf_counter()
     rw = fit_with_annotator_reweighting(estimator, data.train, max_rounds=max_rounds, validation=data.validation,
                                         log=lambda s: None)
@@ -52,8 +54,8 @@ def synthetic_trial(seed: int, n_annotators: int, dim: int, max_rounds: int) -> 
     return {
         "seed": seed, "n_annotators": n_annotators, "n_spammers": len(planted),
         "votes_per_annotator": len(data.train) / n_annotators,
-        "spammer_precision": len(found & planted) / max(len(found), 1),
-        "spammer_recall": len(found & planted) / len(planted),
+        "spammer_precision": found_scores["precision"],
+        "spammer_recall": found_scores["recall"],
         "precision_at_k": len(top & planted) / len(planted),
         "test_error_robust": 1 - fitted.score(data.test),
         "test_error_reweighted": 1 - rw.estimator.score(data.test),

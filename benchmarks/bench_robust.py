@@ -86,6 +86,7 @@ def candidate_losses(names, p):
 
 def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs, losses):
     from roembed import RobustOrdinalEmbeddingCV
+    from roembed.metrics import outlier_precision_recall
 
     split, p = draw(setting, rate, trial, n_test)
     music = setting.startswith("music")
@@ -96,12 +97,9 @@ def run_trial(setting, rate, trial, n_test, grid, peers, n_jobs, losses):
     row["roembed_time"] = timed_fit(cv, split.train)
     row["roembed_error"] = triplet_error(cv.embedding_, test)
     row["roembed_params"] = {k: getattr(v, "name", v) for k, v in cv.best_params_.items()}
-    wrong = split.wrong_edge(cv.graph_.edges)
-    flagged = cv.outlier_mask_
-    hits = int((flagged & wrong).sum())
-    row.update(wrong_edges=int(wrong.sum()), flagged_edges=int(flagged.sum()),
-               precision=hits / flagged.sum() if flagged.sum() else float("nan"),
-               recall=hits / wrong.sum() if wrong.sum() else float("nan"))
+    scores = outlier_precision_recall(cv.outlier_mask_, split.wrong_edge(cv.graph_.edges))
+    row.update(wrong_edges=scores["n_true"], flagged_edges=scores["n_flagged"],
+               precision=scores["precision"], recall=scores["recall"])
     triplets = majority_triplets(split.train)
     n = split.train.n_objects
     for name in peers:

@@ -38,14 +38,13 @@ from bench_competitors import DATA_SEED, cblearn_estimator, timed_fit, triplet_e
 
 
 def outlier_scores(estimator, X_true) -> dict:
-    """Precision / recall of the flagged edges against the edges the true points contradict."""
-    from roembed.objective import quadruplet_distances
+    """Precision / recall of the flagged edges against the edges the true points contradict
+    (:func:`roembed.metrics.edge_outlier_scores`: NaN precision when nothing is flagged)."""
+    from roembed.metrics import edge_outlier_scores
 
-    d_near, d_far = quadruplet_distances(X_true, estimator.graph_.edges)
-    wrong, flagged = d_near > d_far, estimator.outlier_mask_
-    hits = int((wrong & flagged).sum())
-    return dict(flagged_share=float(flagged.mean()), outlier_precision=hits / max(int(flagged.sum()), 1),
-                outlier_recall=hits / max(int(wrong.sum()), 1))
+    scores = edge_outlier_scores(estimator, X_true)
+    return dict(flagged_share=float(estimator.outlier_mask_.mean()), outlier_precision=scores["precision"],
+                outlier_recall=scores["recall"])
 
 
 def run(settings, rate, runs, n_test, rank_methods, weighting, peers):

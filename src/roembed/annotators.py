@@ -27,33 +27,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .data import as_comparisons
+from .metrics import wilson_interval
 from .objective import quadruplet_distances
 
 logger = logging.getLogger(__name__)
 
 CHANCE_AGREEMENT = 0.5
-
-
-def wilson_interval(successes, n, confidence: float = 0.95):
-    """Wilson score interval for a binomial proportion ``successes / n`` (arrays allowed).
-
-    ``n`` may be an effective (real-valued) count; ``n == 0`` gives ``(0, 1)``.
-    """
-    successes, n = np.asarray(successes, float), np.asarray(n, float)
-    z = norm.ppf(0.5 + confidence / 2.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(n > 0, successes / n, 0.5)
-        denom = 1.0 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
-    high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
-    return low, high
 
 
 def suspect_threshold(agreement) -> float:

@@ -33,7 +33,7 @@ def demo(out, model, rate, seed, top, svg, quiet):
     annotators found; writes plots and tables to OUT.
     """
     from ..experiments import make_synthetic
-    from ..objective import quadruplet_distances
+    from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
 
     started = time.perf_counter()
     data = make_synthetic(rate=rate, model=model, random_state=seed)
@@ -45,13 +45,11 @@ def demo(out, model, rate, seed, top, svg, quiet):
         estimator.fit(data.train)
     fit_seconds = time.perf_counter() - fit_started
     test_error = 1.0 - estimator.score(data.test)
-    # ground truth: a comparison (edge) is contaminated when it contradicts the true points
-    graph = estimator.graph_
-    d_near, d_far = quadruplet_distances(data.X_true, graph.edges)
-    wrong_edge = d_near >= d_far
+    # ground truth: a comparison (edge) is contaminated when the true points contradict it
+    wrong_edge = contradicted(data.X_true, estimator.graph_.edges)
     flagged = estimator.outlier_mask_
-    precision = float(wrong_edge[flagged].mean()) if flagged.any() else float("nan")
-    recall = float(flagged[wrong_edge].mean()) if wrong_edge.any() else float("nan")
+    scores = outlier_precision_recall(flagged, wrong_edge)
+    precision, recall = scores["precision"], scores["recall"]
     click.echo(f"fitted {type(estimator).__name__} in {fit_seconds:.1f} s: "
                f"held-out triplet error {test_error:.4f}")
     click.echo(f"flagged {flagged.sum()} of {len(flagged)} comparisons; against the planted truth: "
@@ -69,8 +67,8 @@ def demo(out, model, rate, seed, top, svg, quiet):
     if table is not None and len(data.spammers):
         found = set(table.loc[table["suspect"], "annotator"].tolist())
         planted = set(data.spammers.tolist())
-        hit = len(found & planted)
-        summary.update(spammer_precision=hit / max(len(found), 1), spammer_recall=hit / len(planted))
+        found_scores = set_precision_recall(found, planted)
+        summary.update(spammer_precision=found_scores["precision"], spammer_recall=found_scores["recall"])
         click.echo(f"suspect annotators: {sorted(found)}; planted spammers: {sorted(planted)} "
                    f"(precision {summary['spammer_precision']:.2f}, recall {summary['spammer_recall']:.2f})")
     summary.update(fit_seconds=round(fit_seconds, 2), seconds=round(time.perf_counter() - started, 2))

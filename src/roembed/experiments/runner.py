@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import __version__
 from ..data import Comparisons
+from ..metrics import outlier_precision_recall
 from .music import MusicProtocol
 from .synthetic import Split, SyntheticProtocol
 
@@ -166,16 +167,15 @@ def _error(est, comparisons: Comparisons) -> float:
 
 
 def _outlier_scores(est, split: Split) -> dict:
-    """Edge-level precision/recall of the flagged edges against the contamination truth."""
+    """Edge-level precision/recall of the flagged edges against the contamination truth
+    (:func:`roembed.metrics.outlier_precision_recall`)."""
     mask = getattr(est, "outlier_mask_", None)
     if mask is None:
         return {}
-    wrong = split.wrong_edge(est.graph_.edges)
-    mask = np.asarray(mask, dtype=bool)
-    tp = int((mask & wrong).sum())
-    return {"n_flagged": int(mask.sum()), "n_wrong_edges": int(wrong.sum()), "true_positives": tp,
-            "precision": tp / mask.sum() if mask.any() else float("nan"),
-            "recall": tp / wrong.sum() if wrong.any() else float("nan")}
+    scores = outlier_precision_recall(mask, split.wrong_edge(est.graph_.edges))
+    return {"n_flagged": scores["n_flagged"], "n_wrong_edges": scores["n_true"],
+            "true_positives": scores["true_positives"], "precision": scores["precision"],
+            "recall": scores["recall"]}
 
 
 def run_cell(protocol, cell: Cell, seed: int, methods: dict | None = None) -> dict:

@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..data import Comparisons
-from ..objective import quadruplet_distances
+from ..metrics import contradicted
 
 CONTAMINATION_MODELS = ("vote", "majority", "unanimous", "spammers")
 
@@ -187,7 +187,6 @@ class SyntheticProtocol:
         X = data.X_true
 
         def wrong_edge(quads):
-            d_near, d_far = quadruplet_distances(X, quads)
-            return d_near > d_far
+            return contradicted(X, quads)
 
         return Split(data.train, data.validation, data.test, wrong_edge, int(data.flipped.sum()))

@@ -1,0 +1,324 @@
+r"""Diagnostics of an embedding and of an outlier detector: one definition each, used everywhere.
+
+Everything here takes plain arrays (an embedding ``X`` of shape (n, p)) and
+comparisons (:class:`~roembed.data.Comparisons`, or an (m, 3) / (m, 4) array);
+nothing needs a fitted estimator.
+
+Comparisons are scored on squared Euclidean distances, as the estimators fit
+them: a response ``(i, j, l, k)`` ("d(i, j) < d(l, k)") is *satisfied* when
+``d(i, j) < d(l, k)`` strictly; a tie counts as violated.
+
+Outlier detection (:func:`outlier_precision_recall`) has one convention:
+
+* an edge (a distinct directed comparison) is *contaminated* when the true points
+  contradict it, ``d_true(i, j) > d_true(l, k)`` (strictly; a tie is not a
+  contradiction -- it has probability zero under continuous truth);
+* precision = contaminated flagged edges / flagged edges, recall = contaminated
+  flagged edges / contaminated edges, both over edges (not votes);
+* an empty denominator gives ``nan`` (nothing flagged has no precision), never 0 or 1.
+
+The same function scores sets of annotators (``flagged`` = suspect, ``truth`` = planted spammers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.stats import norm
+
+from .data import as_comparisons
+from .objective import quadruplet_distances
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a confidence interval ``[low, high]`` at level ``confidence``."""
+
+    value: float
+    low: float
+    high: float
+    confidence: float
+
+    def __iter__(self):  # value, low, high = interval
+        return iter((self.value, self.low, self.high))
+
+
+# -- agreement of an embedding with comparisons ----------------------------------------------------
+def wilson_interval(successes, n, confidence: float = 0.95):
+    """Wilson score interval for a binomial proportion ``successes / n`` (arrays allowed).
+
+    ``n`` may be an effective (real-valued) count; ``n == 0`` gives ``(0, 1)``.
+    """
+    successes, n = np.asarray(successes, float), np.asarray(n, float)
+    z = norm.ppf(0.5 + confidence / 2.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(n > 0, successes / n, 0.5)
+        denom = 1.0 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
+    high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return low, high
+
+
+def satisfied(X, comparisons) -> np.ndarray:
+    """Per response: True when the embedding ``X`` satisfies it (``d(i, j) < d(l, k)``)."""
+    d_near, d_far = quadruplet_distances(np.asarray(X, float), as_comparisons(comparisons).quadruplets)
+    return d_near < d_far
+
+
+def triplet_error(X, comparisons, confidence: float = 0.95) -> Interval:
+    r"""Weighted share of the responses that ``X`` violates, with a Wilson interval.
+
+    Responses that share a query are not independent (they are votes on one question),
+    so the interval uses the number of *queries* as the sample size, each query
+    contributing its vote-weighted error: :math:`\hat e = \sum_q w_q e_q / \sum_q w_q`,
+    effective size :math:`n = (\sum_q w_q)^2 / \sum_q w_q^2`.  On distinct triplets with
+    unit weights this is the plain Wilson interval of the error rate.
+    """
+    comparisons = as_comparisons(comparisons)
+    wrong = ~satisfied(X, comparisons)
+    query = comparisons.aggregate().response_query
+    w_q = np.bincount(query, weights=comparisons.weight)
+    used = w_q > 0
+    if not used.any():
+        return Interval(float("nan"), 0.0, 1.0, confidence)
+    err = float(np.dot(comparisons.weight, wrong) / w_q.sum())
+    n_eff = w_q.sum() ** 2 / np.sum(w_q[used] ** 2)
+    low, high = wilson_interval(err * n_eff, n_eff, confidence)
+    return Interval(err, float(low), float(high), confidence)
+
+
+def margins(X, comparisons, normalize: bool = True) -> np.ndarray:
+    r"""Per response, the margin :math:`d(l, k) - d(i, j)` (squared distances): > 0 when satisfied.
+
+    ``normalize`` divides by the mean squared distance over all pairs of objects that
+    occur in the comparisons, so margins are comparable across embeddings and scales
+    (a margin of -0.1 is a violation by a tenth of a typical squared distance).  Their
+    distribution is the analogue of PyMDE's distortions.
+    """
+    comparisons = as_comparisons(comparisons)
+    X = np.asarray(X, float)
+    d_near, d_far = quadruplet_distances(X, comparisons.quadruplets)
+    m = d_far - d_near
+    if normalize:
+        used = X[comparisons.used_objects]
+        scale = 2.0 * np.sum((used - used.mean(axis=0)) ** 2) / max(len(used) - 1, 1)  # mean pair sq. distance
+        m = m / scale if scale > 0 else m
+    return m
+
+
+def margin_summary(X, comparisons, quantiles=(0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99)) -> pd.Series:
+    """Weighted quantiles of the normalised margins, and the weighted share that is negative."""
+    comparisons = as_comparisons(comparisons)
+    m = margins(X, comparisons)
+    w = comparisons.weight
+    order = np.argsort(m, kind="stable")
+    cum = np.cumsum(w[order]) / w.sum()
+    values = {f"q{q:g}": float(m[order][min(np.searchsorted(cum, q), len(m) - 1)]) for q in quantiles}
+    values["violated_share"] = float(np.dot(w, m <= 0) / w.sum())
+    return pd.Series(values, name="margin")
+
+
+def object_residuals(X, comparisons) -> pd.DataFrame:
+    """Per object: how many responses involve it, and the weighted share of them ``X`` violates.
+
+    A response counts once for every distinct object in it.  Columns ``object, n_responses,
+    weight, violated_share, mean_violation`` (the mean of ``max(0, -margin)``, normalised as in
+    :func:`margins`), indexed by object; objects without responses have NaN shares.
+    """
+    comparisons = as_comparisons(comparisons)
+    n = comparisons.n_objects
+    q = comparisons.quadruplets
+    w = comparisons.weight
+    m = margins(X, comparisons)
+    violated = (m <= 0).astype(float)
+    hinge = np.maximum(0.0, -m)
+    # one incidence per distinct object of a response (a triplet's anchor appears twice)
+    rows = np.repeat(np.arange(len(q)), 4)
+    objs = q.reshape(-1)
+    first = np.ones(len(objs), bool)
+    for c in range(1, 4):
+        first[c::4] = np.all(q[:, [c]] != q[:, :c], axis=1)
+    rows, objs = rows[first], objs[first]
+
+    def per_object(values):
+        return np.bincount(objs, weights=values[rows], minlength=n)
+
+    weight = per_object(w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table = pd.DataFrame({
+            "n_responses": np.bincount(objs, minlength=n),
+            "weight": weight,
+            "violated_share": per_object(w * violated) / weight,
+            "mean_violation": per_object(w * hinge) / weight,
+        })
+    if comparisons.object_names is not None:
+        table.insert(0, "name", list(comparisons.object_names))
+    table.index.name = "object"
+    return table
+
+
+def intransitive_share(comparisons) -> float:
+    r"""Share of the comparison triangles that are cyclic: a direct measure of contradictory data.
+
+    Each query is reduced to its majority direction (ties are dropped), giving a directed
+    graph on object pairs, ``p -> q`` for ``d(p) < d(q)``.  Among the triangles of pairs with
+    all three comparisons answered, the share that forms a directed cycle
+    (``d(p) < d(q) < d(r) < d(p)``, impossible for any distances) is returned:
+    :math:`\mathrm{tr}(A^3)/3` cycles over :math:`\mathrm{tr}(U^3)/6` triangles.
+    For triplets the pairs share the anchor, so these are the classic intransitive triads
+    ``j < k < l < j`` around one anchor.  NaN when there is no triangle.
+    """
+    graph = as_comparisons(comparisons).aggregate()
+    net = graph.votes - graph.opposing_votes
+    keep = net > 0
+    near, far = graph.edge_pairs[keep, 0], graph.edge_pairs[keep, 1]
+    n_pairs = len(graph.pairs)
+    A = sparse.csr_matrix((np.ones(len(near)), (near, far)), shape=(n_pairs, n_pairs))
+    U = ((A + A.T) > 0).astype(float)
+    cycles = (A @ A).multiply(A.T).sum() / 3.0
+    triangles = (U @ U).multiply(U).sum() / 6.0
+    return float(cycles / triangles) if triangles > 0 else float("nan")
+
+
+# -- two embeddings ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProcrustesFit:
+    r"""The similarity transform mapping ``X`` onto ``reference``: ``scale * (X - mean) @ rotation + shift``."""
+
+    rotation: np.ndarray
+    scale: float
+    mean: np.ndarray
+    shift: np.ndarray
+
+    def apply(self, X) -> np.ndarray:
+        X = _pad(np.asarray(X, float), self.rotation.shape[0])
+        return self.scale * (X - self.mean) @ self.rotation + self.shift
+
+
+def _pad(X: np.ndarray, p: int) -> np.ndarray:
+    if X.shape[1] >= p:
+        return X
+    return np.hstack([X, np.zeros((len(X), p - X.shape[1]))])
+
+
+def procrustes(reference, X, scaling: bool = True) -> ProcrustesFit:
+    r"""Orthogonal Procrustes with translation and (optionally) scaling: ``X`` onto ``reference``.
+
+    Minimises :math:`\|s (X - \bar X) R + \bar Y - Y\|_F` over orthogonal ``R`` (reflections
+    allowed: an embedding is defined up to them) and ``s > 0``; with ``U S V^T`` the SVD of
+    :math:`(X - \bar X)^T (Y - \bar Y)`, :math:`R = U V^T` and
+    :math:`s = \mathrm{tr}(S) / \|X - \bar X\|_F^2`.  Embeddings of different dimension are
+    compared by padding the smaller with zero columns (the result lives in the larger one).
+    """
+    Y, X = np.asarray(reference, float), np.asarray(X, float)
+    if Y.ndim != 2 or X.ndim != 2 or len(Y) != len(X):
+        raise ValueError(f"embeddings of the same objects needed, got shapes {Y.shape} and {X.shape}")
+    p = max(Y.shape[1], X.shape[1])
+    Y, X = _pad(Y, p), _pad(X, p)
+    mx, my = X.mean(axis=0), Y.mean(axis=0)
+    Xc, Yc = X - mx, Y - my
+    U, S, Vt = np.linalg.svd(Xc.T @ Yc)
+    norm2 = float(np.sum(Xc ** 2))
+    scale = float(S.sum() / norm2) if scaling and norm2 > 0 else 1.0
+    return ProcrustesFit(U @ Vt, scale, mx, my)
+
+
+def procrustes_align(reference, X, scaling: bool = True) -> np.ndarray:
+    """``X`` after the similarity transform that best maps it onto ``reference``."""
+    return procrustes(reference, X, scaling).apply(X)
+
+
+def procrustes_error(reference, X, scaling: bool = True) -> float:
+    r"""RMS distance between the aligned ``X`` and ``reference``, relative to ``reference``'s RMS radius.
+
+    :math:`\sqrt{\sum_i \|\hat x_i - y_i\|^2 / \sum_i \|y_i - \bar y\|^2}`: 0 for a rotated,
+    reflected, shifted and (with ``scaling``) rescaled copy; 1 for an unrelated embedding
+    shrunk to the centroid.
+    """
+    Y = np.asarray(reference, float)
+    aligned = procrustes_align(Y, X, scaling)
+    Y = _pad(Y, aligned.shape[1])
+    denom = float(np.sum((Y - Y.mean(axis=0)) ** 2))
+    return float(np.sqrt(np.sum((aligned - Y) ** 2) / denom)) if denom > 0 else float("nan")
+
+
+def procrustes_disparity(reference, X) -> float:
+    """SciPy's symmetric Procrustes disparity (both centred and scaled to unit norm): in [0, 1].
+
+    Equals ``scipy.spatial.procrustes(reference, X)[2]`` for equal dimensions; it is the
+    squared :func:`procrustes_error` with scaling.
+    """
+    return procrustes_error(reference, X, scaling=True) ** 2
+
+
+def knn_agreement(reference, X, k: int = 10) -> float:
+    """Mean share of each object's ``k`` nearest neighbours in ``reference`` that are also among its ``k`` in ``X``.
+
+    1 when the neighbourhoods agree exactly; about ``k / (n - 1)`` for unrelated embeddings.
+    """
+    return float(knn_agreement_per_object(reference, X, k).mean())
+
+
+def knn_agreement_per_object(reference, X, k: int = 10) -> np.ndarray:
+    """Per object, the share of its ``k`` nearest neighbours in ``reference`` kept in ``X``."""
+    Y, X = np.asarray(reference, float), np.asarray(X, float)
+    n = len(Y)
+    if len(X) != n:
+        raise ValueError(f"embeddings of the same objects needed, got {len(Y)} and {len(X)} rows")
+    if not 1 <= k < n:
+        raise ValueError(f"k must be in 1..{n - 1}, got {k}")
+    a, b = _neighbours(Y, k), _neighbours(X, k)
+    hits = (a[:, :, None] == b[:, None, :]).any(axis=2).sum(axis=1)
+    return hits / k
+
+
+def _neighbours(X: np.ndarray, k: int) -> np.ndarray:
+    sq = np.sum(X ** 2, axis=1)
+    d = sq[:, None] + sq[None, :] - 2.0 * X @ X.T
+    np.fill_diagonal(d, np.inf)
+    return np.argpartition(d, k - 1, axis=1)[:, :k]
+
+
+# -- outlier detection ------------------------------------------------------------------------------
+def contradicted(X_true, quadruplets) -> np.ndarray:
+    """Per comparison (e.g. a graph's ``edges``): True when the true points contradict it, strictly."""
+    d_near, d_far = quadruplet_distances(np.asarray(X_true, float), np.asarray(quadruplets))
+    return d_near > d_far
+
+
+def outlier_precision_recall(flagged, truth) -> dict:
+    """Precision and recall of boolean ``flagged`` against boolean ``truth`` (see the module docstring).
+
+    Returns ``n_flagged, n_true, true_positives, precision, recall``; NaN for an empty denominator.
+    """
+    flagged, truth = np.asarray(flagged, bool), np.asarray(truth, bool)
+    if flagged.shape != truth.shape:
+        raise ValueError(f"flagged has shape {flagged.shape} but truth has {truth.shape}")
+    tp = int((flagged & truth).sum())
+    n_flagged, n_true = int(flagged.sum()), int(truth.sum())
+    return {"n_flagged": n_flagged, "n_true": n_true, "true_positives": tp,
+            "precision": tp / n_flagged if n_flagged else float("nan"),
+            "recall": tp / n_true if n_true else float("nan")}
+
+
+def edge_outlier_scores(estimator, X_true) -> dict:
+    """:func:`outlier_precision_recall` of a fitted robust estimator's flagged edges against ``X_true``."""
+    truth = contradicted(X_true, estimator.graph_.edges)
+    return outlier_precision_recall(estimator.outlier_mask_, truth)
+
+
+def set_precision_recall(found, planted) -> dict:
+    """:func:`outlier_precision_recall` for sets (e.g. suspect annotators against planted spammers)."""
+    found, planted = set(found), set(planted)
+    universe = sorted(found | planted, key=str)
+    return outlier_precision_recall([u in found for u in universe], [u in planted for u in universe])
+
+
+__all__ = ["Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
+           "object_residuals", "intransitive_share", "ProcrustesFit", "procrustes", "procrustes_align",
+           "procrustes_error", "procrustes_disparity", "knn_agreement", "knn_agreement_per_object",
+           "contradicted", "outlier_precision_recall", "edge_outlier_scores", "set_precision_recall"]

@@ -1,0 +1,121 @@
+import numpy as np
+import pytest
+from scipy.spatial import procrustes as scipy_procrustes
+from scipy.stats import special_ortho_group
+
+from roembed.data import Comparisons
+from roembed.metrics import (contradicted, intransitive_share, knn_agreement, margin_summary, margins,
+                             object_residuals, outlier_precision_recall, procrustes, procrustes_align,
+                             procrustes_disparity, procrustes_error, set_precision_recall, triplet_error,
+                             wilson_interval)
+
+
+def _points(n=30, p=3, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, p))
+
+
+@pytest.mark.parametrize("p", [2, 5])
+def test_procrustes_of_a_rotated_scaled_shifted_reflected_copy_is_zero(p):
+    X = _points(p=p)
+    R = special_ortho_group.rvs(p, random_state=1)
+    R[:, 0] *= -1  # a reflection too
+    Y = 3.7 * X @ R + np.arange(p)
+    assert procrustes_error(X, Y) == pytest.approx(0.0, abs=1e-10)
+    assert procrustes_disparity(X, Y) == pytest.approx(0.0, abs=1e-12)
+    assert np.allclose(procrustes_align(X, Y), X)
+    fit = procrustes(X, Y)
+    assert fit.scale == pytest.approx(1 / 3.7)
+    # without scaling the size difference remains
+    assert procrustes_error(X, Y, scaling=False) > 1.0
+
+
+def test_procrustes_disparity_matches_scipy_and_is_symmetric():
+    X, Y = _points(seed=0), _points(seed=1)
+    assert procrustes_disparity(X, Y) == pytest.approx(scipy_procrustes(X, Y)[2])
+    assert procrustes_disparity(X, Y) == pytest.approx(procrustes_disparity(Y, X))
+    assert 0.5 < procrustes_disparity(X, Y) <= 1.0  # unrelated point sets
+
+
+def test_procrustes_pads_a_lower_dimensional_embedding():
+    X = _points(p=2)
+    X3 = np.hstack([X, np.zeros((len(X), 1))]) @ special_ortho_group.rvs(3, random_state=2)
+    assert procrustes_error(X3, X) == pytest.approx(0.0, abs=1e-10)
+    with pytest.raises(ValueError, match="same objects"):
+        procrustes(X, X[:-1])
+
+
+def test_knn_agreement():
+    X = _points(n=50)
+    assert knn_agreement(X, 2 * X + 1, k=5) == 1.0
+    unrelated = np.mean([knn_agreement(X, _points(n=50, seed=s), k=5) for s in range(1, 6)])
+    assert unrelated < 0.3  # chance is 5/49
+    with pytest.raises(ValueError, match="k must be"):
+        knn_agreement(X, X, k=50)
+
+
+def test_triplet_error_and_interval_known_answer():
+    X = np.array([[0.0], [1.0], [3.0]])
+    # 0 is closer to 1 than to 2 (true), and the reverse (false), 3 votes vs 1
+    c = Comparisons([[0, 1, 2], [0, 2, 1]], weight=[3.0, 1.0])
+    e = triplet_error(X, c)
+    assert e.value == pytest.approx(0.25)
+    # both directions are one query: effective size 1, so the interval is the Wilson interval of n=1
+    low, high = wilson_interval(0.25, 1.0)
+    assert (e.low, e.high) == pytest.approx((float(low), float(high)))
+    # many distinct correct triplets: error 0, a narrow interval
+    Xr = _points(n=20, p=2)
+    from roembed.experiments.synthetic import all_triplet_queries, label_triplets
+    true = label_triplets(Xr, all_triplet_queries(20))
+    e = triplet_error(Xr, true)
+    assert e.value == 0.0 and e.low == 0.0 and e.high < 0.002
+
+
+def test_margins_are_scale_free_and_signed():
+    X = _points(n=10, p=2)
+    t = np.array([[0, 1, 2], [3, 4, 5]])
+    m = margins(X, t)
+    assert np.allclose(m, margins(10 * X, t))
+    d = lambda a, b: np.sum((X[a] - X[b]) ** 2)  # noqa: E731
+    assert np.sign(m[0]) == np.sign(d(0, 2) - d(0, 1))
+    s = margin_summary(X, t)
+    assert s["violated_share"] == pytest.approx(np.mean(m <= 0))
+
+
+def test_object_residuals_count_each_object_once_per_response():
+    X = np.array([[0.0], [1.0], [3.0], [10.0]])
+    c = Comparisons([[0, 1, 2], [0, 2, 1], [1, 2, 3]], n_objects=4)
+    table = object_residuals(X, c)
+    assert table["n_responses"].tolist() == [2, 3, 3, 1]
+    assert table["violated_share"].tolist() == pytest.approx([0.5, 1 / 3, 1 / 3, 0.0])
+
+
+def test_intransitive_share():
+    # around anchor 0: 1 < 2, 2 < 3, 3 < 1 is a cycle; 1 < 2, 2 < 4, 1 < 4 is not
+    cyclic = Comparisons([[0, 1, 2], [0, 2, 3], [0, 3, 1]])
+    assert intransitive_share(cyclic) == 1.0
+    both = Comparisons([[0, 1, 2], [0, 2, 3], [0, 3, 1], [0, 2, 4], [0, 1, 4]])
+    assert intransitive_share(both) == pytest.approx(0.5)
+    # data from points is never cyclic; ties (one vote each way) are dropped
+    from roembed.experiments.synthetic import all_triplet_queries, label_triplets
+    X = _points(n=12, p=2)
+    assert intransitive_share(label_triplets(X, all_triplet_queries(12))) == 0.0
+    tied = Comparisons([[0, 1, 2], [0, 2, 1], [0, 2, 3], [0, 3, 1]])
+    assert np.isnan(intransitive_share(tied))
+
+
+def test_outlier_precision_recall_one_convention():
+    s = outlier_precision_recall([True, True, False, False], [True, False, True, False])
+    assert (s["precision"], s["recall"], s["true_positives"]) == (0.5, 0.5, 1)
+    empty = outlier_precision_recall([False, False], [True, False])
+    assert np.isnan(empty["precision"]) and empty["recall"] == 0.0
+    assert np.isnan(outlier_precision_recall([True], [False])["recall"])
+    sets = set_precision_recall({"a", "b"}, {"b", "c", "d"})
+    assert sets["precision"] == 0.5 and sets["recall"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="shape"):
+        outlier_precision_recall([True], [True, False])
+
+
+def test_contradicted_is_strict():
+    X = np.array([[0.0], [1.0], [-1.0], [2.0]])
+    # d(0,1) = d(0,2): a tie is not a contradiction; d(0,3) > d(0,1) contradicts (0, 3, 0, 1)
+    assert contradicted(X, [[0, 1, 0, 2], [0, 3, 0, 1], [0, 1, 0, 3]]).tolist() == [False, True, False]
