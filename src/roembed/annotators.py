@@ -11,11 +11,24 @@ robust estimator gives two kinds of evidence:
   effective number of votes :math:`n_a = (\sum w_r)^2 / \sum w_r^2` (the vote
   count when all weights are 1), so annotators with few votes get wide intervals.
 
-An annotator is *suspect* when even the upper end of the interval is below the
-midpoint between chance (0.5) and the median agreement of all annotators:
-they agree with the consensus embedding clearly less than a typical annotator,
-whatever the base noise level of the data.  The table is ranked by the upper
-end of the interval, so confidently unreliable annotators come first.
+An annotator is *suspect* unless their agreement is shown to be above chance, with a
+false-discovery control (:func:`chance_tests`): under the null hypothesis "answers at
+random" every response agrees with any embedding with probability 1/2 (also for
+odd-one-out answers, whose two triplets agree 0, 1 or 2 times with probability 1/3 each).
+Responses of one annotator on the same objects (the two triplets of an odd-one-out answer)
+form one *unit* scored by its mean agreement; the one-sided binomial tail of the sum of unit
+scores over ``n_units`` fair coins gives the p-value (exact for one response per unit, and
+with a variance at least the true one otherwise), and Benjamini-Hochberg q-values are taken
+over all annotators.  Annotators with ``q_above_chance > fdr`` are suspect: "shown above
+chance" keeps, in expectation, at most a share ``fdr`` of random workers among the trusted.
+When the estimator fitted the annotator types, an annotator whose posterior probability of
+following the embedding is below 1/2 is suspect too (that part has no error-rate guarantee:
+the benchmark ``bench_annotators_real.py`` measures the share of real annotators flagged).
+Those significantly *below* chance (the same test, lower tail) are marked as inverting.  The
+``reason`` column says why each suspect was flagged, with the numbers; ``table.attrs``
+holds the rule and its level.  The table is ranked by the upper end of the interval, so
+confidently unreliable annotators come first.  When the estimator fitted the annotator
+types (:mod:`roembed.annotator_model`), their posterior probabilities are columns too.
 
 :func:`fit_with_annotator_reweighting` turns the scores into per-annotator
 weights and refits, for a few rounds.
@@ -27,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -37,6 +51,7 @@ from .objective import quadruplet_distances
 logger = logging.getLogger(__name__)
 
 CHANCE_AGREEMENT = 0.5
+SUSPECT_FDR = 0.1
 
 
 def suspect_threshold(agreement) -> float:
@@ -44,7 +59,59 @@ def suspect_threshold(agreement) -> float:
     return 0.5 * (CHANCE_AGREEMENT + float(np.nanmedian(agreement)))
 
 
-def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95) -> pd.DataFrame:
+def benjamini_hochberg(p) -> np.ndarray:
+    """Benjamini-Hochberg q-values (adjusted p-values) of independent tests: reject where ``q <= level``."""
+    p = np.asarray(p, dtype=np.float64)
+    order = np.argsort(p)
+    scaled = p[order] * len(p) / np.arange(1, len(p) + 1)
+    q = np.empty_like(p)
+    q[order] = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    return q
+
+
+def chance_tests(quadruplets, who, agrees, n_annotators: int):
+    """Per annotator: ``n_units``, unit score sum, and the one-sided p-values of agreement above
+    and below chance (see the module docstring).
+
+    ``quadruplets`` (m, 4), ``who`` (m,) annotator index in ``[0, n_annotators)``, ``agrees`` (m,) bool.
+    A unit is one annotator's responses on one set of objects.
+    """
+    objects = np.sort(np.asarray(quadruplets), axis=1)
+    objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
+    objects = np.sort(objects, axis=1)  # the set of objects: (a, b, a, o) and (b, a, b, o) share it
+    _, unit = np.unique(np.column_stack([who, objects]), axis=0, return_inverse=True)
+    unit = unit.reshape(-1)
+    size = np.bincount(unit)
+    score = np.bincount(unit, weights=np.asarray(agrees, float)) / size
+    unit_who = np.zeros(len(size), dtype=np.int64)
+    unit_who[unit] = who
+    n_units = np.bincount(unit_who, minlength=n_annotators)
+    total = np.bincount(unit_who, weights=score, minlength=n_annotators)
+    # conservative rounding of a fractional score sum: P(X >= floor S) and P(X <= ceil S)
+    p_above = binom.sf(np.floor(total + 1e-9) - 1, n_units, CHANCE_AGREEMENT)
+    p_below = binom.cdf(np.ceil(total - 1e-9), n_units, CHANCE_AGREEMENT)
+    return n_units, total, np.where(n_units > 0, p_above, 1.0), np.where(n_units > 0, p_below, 1.0)
+
+
+def _reasons(table: pd.DataFrame, fdr: float) -> list:
+    """Why each annotator is suspect ("" if not), with the numbers behind it."""
+    out = []
+    for row in table.to_dict(orient="records"):
+        numbers = (f"agreement {row['agreement']:.2f} [{row['agreement_low']:.2f}, {row['agreement_high']:.2f}] "
+                   f"over {row['n_units']} units")
+        why = []
+        if row["q_below_chance"] <= fdr:
+            why.append(f"{numbers} below chance 0.5 (q = {row['q_below_chance']:.2g}): inverts")
+        elif row["q_above_chance"] > fdr:
+            why.append(f"{numbers} not shown above chance 0.5 (q = {row['q_above_chance']:.2g} > {fdr:g})")
+        if row.get("p_follows", 1.0) < 0.5:
+            kind = "inverts" if row["p_inverts"] > row["p_random"] else "random"
+            why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
+        out.append("; ".join(why))
+    return out
+
+
+def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, fdr: float = SUSPECT_FDR) -> pd.DataFrame:
     """Per-annotator reliability table of a fitted robust estimator, least reliable first.
 
     Parameters
@@ -57,14 +124,21 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95) -
         with).  Reweighting passes the original weights here.
     confidence : float
         Level of the Wilson interval of the agreement.
+    fdr : float
+        False-discovery rate of the chance tests (see the module docstring).
 
     Returns
     -------
     DataFrame with columns ``annotator, n_votes, weight, flagged_votes,
     flagged_share, weighted_flagged_share, mean_abs_gamma, agreement,
-    agreement_low, agreement_high, suspect``, one row per annotator, sorted by
-    ``agreement_high`` (ascending), then ``weighted_flagged_share`` (descending).
+    agreement_low, agreement_high, n_units, p_above_chance, q_above_chance,
+    p_below_chance, q_below_chance, suspect, inverts, reason`` (and ``p_follows,
+    p_inverts, p_random`` when the estimator has ``annotator_types_``), one row per
+    annotator, sorted by ``agreement_high`` (ascending), then
+    ``weighted_flagged_share`` (descending).  ``attrs["suspect_rule"]`` states the rule.
     """
+    if not 0.0 < fdr < 1.0:
+        raise ValueError(f"fdr must be in (0, 1), got {fdr!r}")
     check_is_fitted(estimator, ["graph_", "embedding_", "outlier_mask_"])
     graph = estimator.graph_
     responses = graph.comparisons
@@ -105,9 +179,24 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95) -
         "agreement_low": low,
         "agreement_high": high,
     })
-    table["suspect"] = table["agreement_high"] < suspect_threshold(agreement)
+    n_units, _, p_above, p_below = chance_tests(responses.quadruplets, who, agrees, n_ann)
+    table["n_units"] = n_units
+    table["p_above_chance"], table["q_above_chance"] = p_above, benjamini_hochberg(p_above)
+    table["p_below_chance"], table["q_below_chance"] = p_below, benjamini_hochberg(p_below)
+    table["inverts"] = table["q_below_chance"] <= fdr
+    table["suspect"] = table["inverts"] | (table["q_above_chance"] > fdr)
+    types = getattr(estimator, "annotator_types_", None)
+    if types is not None:
+        for kind in ("follows", "inverts", "random"):
+            table[f"p_{kind}"] = types[kind].reindex(ids).to_numpy()
+        table["suspect"] |= table["p_follows"] < 0.5
+    table["reason"] = _reasons(table, fdr)
     table = table.sort_values(["agreement_high", "weighted_flagged_share"], ascending=[True, False], kind="stable")
-    return table.reset_index(drop=True)
+    table = table.reset_index(drop=True)
+    table.attrs["suspect_rule"] = (f"suspect: agreement not shown above chance 0.5, or shown below it "
+                                   f"(one-sided binomial tests over units, Benjamini-Hochberg FDR {fdr:g})"
+                                   + ("; or the annotator model's P(follows) < 0.5" if types is not None else ""))
+    return table
 
 
 def reliability_weights(table: pd.DataFrame, min_weight: float = 1e-3) -> pd.Series:
@@ -206,4 +295,5 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
 
 
 __all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
-           "wilson_interval", "suspect_threshold", "ReweightingResult"]
+           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests",
+           "SUSPECT_FDR"]

@@ -50,6 +50,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import check_cv
 
+from ..annotator_model import fit_crowd, likelihood_loss
 from ..data import ComparisonGraph, as_comparisons
 from ..losses import Sigmoid, get_loss
 from ..model_selection import GroupedKFold
@@ -119,6 +120,12 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         Slope of the sigmoid refinement stage (see the module docstring); None skips it.
     refine_alpha : float >= 0
         Ridge of the refinement stage.
+    annotators : "auto" or None
+        "auto": when the responses carry ids of two or more annotators, a first stage estimates each
+        annotator's type (follows the embedding, inverts it, answers at random) jointly with the
+        embedding (:func:`roembed.annotator_model.fit_crowd`); the later stages start from its embedding
+        and weight each response by its annotator's probability of following (``annotator_types_``).
+        None ignores annotator ids in the fit (they are still reported in ``annotators_``).
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
 
     With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
@@ -130,9 +137,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     def __init__(self, n_components=2, *, loss="soe", lam="auto", nonneg=True, weighting="vote", solver="lbfgs",
                  device=None, dtype="float32", alpha="auto", max_iter=1000, tol=1e-9, init="plain", init_scale="auto",
-                 refine=None, refine_alpha=1e-4, random_state=None, verbose=0):
+                 refine=None, refine_alpha=1e-4, annotators="auto", random_state=None, verbose=0):
         super().__init__(n_components, solver=solver, alpha=alpha, max_iter=max_iter, tol=tol, init_scale=init_scale,
                          random_state=random_state, verbose=verbose)
+        self.annotators = annotators
         self.loss = loss
         self.lam = lam
         self.nonneg = nonneg
@@ -158,6 +166,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if self.refine is not None:
             check_param("refine", self.refine, low=0, low_open=True)
         check_param("refine_alpha", self.refine_alpha, low=0)
+        if self.annotators not in ("auto", None):
+            raise ValueError(f"annotators must be 'auto' or None, got {self.annotators!r}")
         if self.solver == "torch":
             from ..solvers.torch_lbfgs import DTYPES, import_torch
 
@@ -192,10 +202,20 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         return edge_objective(graph, self._loss(), a, cap, self.two_sided)
 
     # -- fitting -----------------------------------------------------------------
+    def fit(self, X, y=None, sample_weight=None, gold=None):
+        """Fits to comparisons ``X``; ``gold`` (one value per response: 1 right, 0 wrong, NaN not a
+        known-answer question) anchors the annotator types (see :mod:`roembed.annotator_model`)."""
+        self._gold = gold
+        try:
+            return super().fit(X, y, sample_weight)
+        finally:
+            del self._gold
+
     def _fit_graph(self, graph: ComparisonGraph) -> None:
-        """Plain fit (warm start, and the margins for ``lam="auto"``), then the robust fit from there."""
+        """Annotator types (when ids exist), plain fit (warm start, and the margins for ``lam="auto"``),
+        then the robust fit from there."""
         distances = PairDistances(graph.pairs, graph.n_objects)
-        self._warm_start = self._start(graph)
+        graph, self._warm_start = self._annotator_stage(graph)
         auto, plain_iter = isinstance(self.lam, str), 0
         if auto or (isinstance(self.init, str) and self.init == "plain"):
             plain = self._objective(graph, caps=None)
@@ -209,12 +229,27 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             self.lam_ = float(self.lam)
         super()._fit_graph(graph)  # the robust objective from self._initial_embedding() = the warm start
         del self._warm_start
-        self.n_iter_ += plain_iter  # both stages
+        self.n_iter_ += plain_iter + self.__dict__.pop("_stage_iter", 0)  # every stage
         if self.refine is not None:
             self._refine(graph, distances)
         d = distances.from_embedding(self.embedding_)
         _, _, gamma = self._objective(graph).evaluate(d)
         self._store_outliers(gamma)
+
+    def _annotator_stage(self, graph: ComparisonGraph):
+        """``(graph, start)`` for the later stages: with annotator ids (and ``annotators="auto"``), the
+        responses re-weighted by their annotator's probability of following the embedding and the
+        annotator model's embedding (:func:`roembed.annotator_model.fit_crowd`); else as given."""
+        start = self._start(graph)
+        ids = graph.comparisons.annotator
+        self.annotator_types_ = None
+        if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
+            return graph, start
+        crowd = fit_crowd(graph, likelihood_loss(self._loss(), self.n_components), start, alpha=self._alpha(),
+                          gold=self._gold)
+        self.annotator_types_ = crowd.posterior
+        self._stage_iter = crowd.n_iter
+        return graph.comparisons.with_weight(crowd.response_weight).aggregate(), crowd.embedding
 
     def _refine(self, graph: ComparisonGraph, distances: PairDistances) -> None:
         """Third stage: the symmetric sigmoid loss with slope ``refine``, from the robust solution."""
@@ -269,8 +304,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     def __init__(self, n_components=2, *, lams=(0.1, 0.3, 1.0, 3.0), losses=None, alphas=None, weightings=None,
                  refines=None, cv=3, validation=None, n_jobs=None, loss="soe", nonneg=True, weighting="vote",
                  solver="lbfgs", device=None, dtype="float32", alpha="auto", max_iter=1000, tol=1e-9, init="plain",
-                 init_scale="auto", refine=None, refine_alpha=1e-4, random_state=None, verbose=0):
+                 init_scale="auto", refine=None, refine_alpha=1e-4, annotators="auto", random_state=None, verbose=0):
         self.n_components = n_components
+        self.annotators = annotators
         self.lams, self.losses, self.alphas, self.weightings = lams, losses, alphas, weightings
         self.refines, self.refine, self.refine_alpha = refines, refine, refine_alpha
         self.cv, self.validation, self.n_jobs = cv, validation, n_jobs

@@ -1,0 +1,249 @@
+r"""Annotator types estimated jointly with the embedding (an EM over honest, inverting and random workers).
+
+Model.  Every annotator ``a`` is of one latent *type* ``k``: ``follows`` (answers as the
+embedding says), ``inverts`` (answers the opposite) or ``random`` (a coin flip; spammers,
+and workers who always click the same position, whose answers carry no information about
+the objects).  Types are drawn from a crowd-level prior :math:`\pi = (\pi_F, \pi_I, \pi_R)`
+with a Dirichlet(``c``) hyper-prior.  Given the type, responses are independent: response
+``r`` (weight :math:`w_r`) asserting the comparison of edge ``c`` has probability
+
+.. math::  p_r(X) = e^{-\phi(s_c(X))} \text{ (follows)}, \quad 1 - p_r(X) = e^{-\phi(-s_c(X))}
+           \text{ (inverts)}, \quad \tfrac12 \text{ (random)},
+
+where :math:`\phi(s) = \log(1 + e^{-s})` is the penalty of a likelihood loss of
+:mod:`roembed.losses` (STE, t-STE, CKL: their margins change sign when the two pairs swap, so
+:math:`1 - p_r = e^{-\phi(-s_c)}`).  Other losses (SOE, GNMDS, squared) are not likelihoods;
+for them the model uses t-STE (``dof = max(p - 1, 1)``).
+
+Objective (negative log posterior per unit of response weight ``W``):
+
+.. math::  J(X, \pi) = -\frac1W \sum_a \log \sum_k \pi_k L_{ak}(X)
+           - \frac1W \sum_k (c_k - 1) \log \pi_k + \alpha \|X\|_F^2,
+
+with :math:`\log L_{aF} = \sum_{r \in a} w_r \log p_r`, :math:`\log L_{aI} = \sum_{r \in a}
+w_r \log(1 - p_r)` and :math:`\log L_{aR} = -\log 2 \sum_{r \in a} w_r`.  The type posterior
+shrinks an annotator with few answers toward the crowd prior; one with many answers is
+decided by them.
+
+Algorithm (generalised EM).  E-step: :math:`q_{ak} \propto \pi_k L_{ak}(X)`.  M-step:
+:math:`\pi_k = (\sum_a q_{ak} + c_k - 1) / (A + \sum_k c_k - 3)` in closed form, then
+L-BFGS steps on ``X`` from its current value for the weighted loss
+
+.. math::  Q(X) = \frac1W \sum_r w_r \big[q_{a(r)F}\,\phi(s_r) + q_{a(r)I}\,\phi(-s_r)\big] + \alpha\|X\|_F^2,
+
+i.e. a plain fit in which each response counts with its annotator's probability of following,
+and once more, reversed, with the probability of inverting.
+
+Why ``J`` decreases monotonically and converges.  For any distribution ``q_a`` over types,
+Jensen's inequality gives :math:`-\log \sum_k \pi_k L_{ak} \le -\sum_k q_{ak} \log(\pi_k L_{ak}
+/ q_{ak})`, with equality when ``q_a`` is the posterior at :math:`(X, \pi)`.  So the bound
+``G(X', pi'; q)`` built at the current point touches ``J`` there and lies above it everywhere.
+The M-step minimises ``G`` exactly in ``pi`` and does not increase it in ``X`` (every accepted
+L-BFGS step satisfies the Armijo decrease condition, and a failed line search keeps ``X``), so
+:math:`J(X', \pi') \le G(X', \pi') \le G(X, \pi) = J(X, \pi)`.  ``J`` is bounded below
+(each likelihood is at most 1, :math:`c_k \ge 1`, the ridge is non-negative), so the decreasing
+sequence of values converges; the loop stops when its relative decrease falls below ``tol``.
+``objective_history`` records ``J`` after every round (tested to be non-increasing).
+
+What the later stages get: the responses re-weighted by their annotator's probability of
+following, :math:`w_r q_{a(r)F}`, so random and inverting annotators drop out of the robust
+fit that follows; the inverters' information enters through the embedding this stage returns,
+which the later stages start from.
+
+Known-answer (gold) questions: ``gold`` gives one value per response: 1 (a known-answer
+question answered correctly), 0 (answered wrongly) or NaN (an ordinary question).  A gold
+response's probability does not depend on the embedding: ``1 - gold_error`` if right and
+``gold_error`` if wrong under ``follows``, the reverse under ``inverts``, 1/2 under
+``random`` (``gold_error`` is the share of honest slips).  So gold answers anchor the type
+of their annotator whatever the embedding; in the embedding fit each gold response counts
+once, in the known direction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import logsumexp
+
+from .data import ComparisonGraph
+from .losses import Logistic, Loss, TStudent
+from .objective import EdgeObjective, PairDistances
+from .solvers.lbfgs import two_loop_lbfgs
+
+TYPES = ("follows", "inverts", "random")
+
+
+def likelihood_loss(loss: Loss, n_components: int) -> Logistic:
+    """The loss itself when it is a likelihood (logistic penalty), else t-STE with ``dof = max(p - 1, 1)``."""
+    if isinstance(loss, Logistic):
+        return loss
+    return TStudent(alpha=float(max(n_components - 1, 1)))
+
+
+@dataclass
+class AnnotatorTypes:
+    """What :func:`fit_annotator_types` returns.
+
+    ``embedding``: the ``X`` of the last round; ``posterior``: one row per annotator (index: id)
+    with the probability of each type, the number of responses and the expected agreement weight;
+    ``prior``: the crowd-level type probabilities; ``response_weight``: ``w_r q_{a(r)F}`` per
+    response; ``objective_history``: ``J`` at the start and after every round.
+    """
+
+    embedding: np.ndarray
+    posterior: pd.DataFrame
+    prior: pd.Series
+    response_weight: np.ndarray
+    objective_history: np.ndarray
+    n_rounds: int
+    converged: bool
+    n_iter: int
+
+
+class _TypeModel:
+    """The pieces of ``J`` over one comparison graph (per-response bookkeeping, no state between fits)."""
+
+    def __init__(self, graph: ComparisonGraph, loss: Logistic, alpha: float, prior_counts, gold, gold_error):
+        responses = graph.comparisons
+        self.graph, self.loss, self.alpha = graph, loss, float(alpha)
+        self.ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
+        self.who = who.reshape(-1)
+        self.w = np.asarray(responses.weight, dtype=np.float64)
+        self.total = float(self.w.sum())
+        self.edge = np.asarray(graph.response_edge)
+        self.c = np.asarray(prior_counts, dtype=np.float64)
+        self.distances = PairDistances(graph.pairs, graph.n_objects)
+        near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
+        self.near, self.far = np.concatenate([near, far]), np.concatenate([far, near])
+        # gold answers: their log-probability under follows / inverts / random does not depend on X
+        gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
+        self.gold = ~np.isnan(gold)
+        right, wrong = self.w * (gold == 1), self.w * (gold == 0)
+        n_ann, eps = len(self.ids), float(gold_error)
+        per = lambda v: np.bincount(self.who, weights=v, minlength=n_ann)  # noqa: E731
+        self.gold_loglik = np.column_stack([per(right) * np.log1p(-eps) + per(wrong) * np.log(eps),
+                                            per(right) * np.log(eps) + per(wrong) * np.log1p(-eps),
+                                            per(right + wrong) * np.log(0.5)])
+        self.gold_fwd = np.bincount(self.edge, weights=right, minlength=len(graph))  # the known direction
+        self.gold_rev = np.bincount(self.edge, weights=wrong, minlength=len(graph))
+
+    def log_likelihood(self, X) -> np.ndarray:
+        """``log L_ak`` (A, 3)."""
+        d = self.distances.from_embedding(X)
+        s, _, _ = self.loss.margin(d[self.graph.edge_pairs[:, 0]], d[self.graph.edge_pairs[:, 1]])
+        log_p, _ = self.loss.penalty(s)
+        log_q, _ = self.loss.penalty(-s)
+        n_ann = len(self.ids)
+        w = self.w * ~self.gold
+        per = lambda v: np.bincount(self.who, weights=w * v, minlength=n_ann)  # noqa: E731
+        ll = np.column_stack([per(-log_p[self.edge]), per(-log_q[self.edge]), per(np.full(len(w), np.log(0.5)))])
+        return ll + self.gold_loglik
+
+    def objective(self, X, prior) -> float:
+        ll = self.log_likelihood(X) + np.log(prior)
+        value = -logsumexp(ll, axis=1).sum() - ((self.c - 1.0) * np.log(prior)).sum()
+        return float(value / self.total + self.alpha * np.vdot(X, X))
+
+    def e_step(self, X, prior) -> np.ndarray:
+        ll = self.log_likelihood(X) + np.log(prior)
+        return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
+
+    def m_step_prior(self, q) -> np.ndarray:
+        counts = q.sum(axis=0) + self.c - 1.0
+        return counts / counts.sum()
+
+    def m_step_embedding(self, X, q, max_iter, tol):
+        """L-BFGS on ``Q(X)`` from ``X`` (never increases it); returns ``X, n_iter``."""
+        per_response = self.w * ~self.gold
+        fwd = np.bincount(self.edge, weights=per_response * q[self.who, 0], minlength=len(self.graph))
+        rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
+        fwd, rev = fwd + self.gold_fwd, rev + self.gold_rev
+        objective = EdgeObjective(self.loss, self.near, self.far, np.concatenate([fwd, rev]) / self.total,
+                                  len(self.graph.pairs))
+        shape, distances, alpha = X.shape, self.distances, self.alpha
+
+        def fun(flat):
+            Y = flat.reshape(shape)
+            value, g_pair, _ = objective.evaluate(distances.from_embedding(Y))
+            grad = distances.embedding_grad(g_pair, Y) + 2.0 * alpha * Y
+            return float(value + alpha * np.vdot(Y, Y)), grad.ravel()
+
+        x, _, n_iter, _, _ = two_loop_lbfgs(fun, np.asarray(X, dtype=np.float64).ravel(), max_iter=max_iter, tol=tol)
+        return x.reshape(shape), n_iter
+
+
+def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float = 0.0,
+                        prior_counts=(2.0, 1.5, 1.5), max_rounds: int = 30, tol: float = 1e-5,
+                        step_iter: int = 100, step_tol: float = 1e-6, gold=None,
+                        gold_error: float = 0.05) -> AnnotatorTypes:
+    """Generalised EM for the annotator-type model (see the module docstring) from the embedding ``X0``.
+
+    Parameters
+    ----------
+    graph : ComparisonGraph whose responses carry annotator ids.
+    X0 : (n, p) starting embedding (e.g. a plain fit).
+    loss : a likelihood loss (see :func:`likelihood_loss` for the others).
+    alpha : ridge of the embedding.
+    prior_counts : Dirichlet counts ``c`` (follows, inverts, random), all >= 1.
+    max_rounds, tol : at most ``max_rounds`` EM rounds; stop when ``J`` decreases by less than
+        ``tol * |J|`` in a round.
+    step_iter, step_tol : L-BFGS iterations and tolerance of each M-step on ``X``.
+    gold : (m,) array of 1 / 0 / NaN, optional: known-answer responses (see the module docstring).
+    gold_error : probability that an annotator who follows still gets a gold question wrong.
+    """
+    if graph.comparisons.annotator is None:
+        raise ValueError("annotator types need comparisons with annotator ids")
+    prior_counts = np.asarray(prior_counts, dtype=np.float64)
+    if prior_counts.shape != (3,) or (prior_counts < 1).any():
+        raise ValueError(f"prior_counts must be three numbers >= 1, got {prior_counts!r}")
+    if gold is not None:
+        gold = np.asarray(gold, dtype=np.float64)
+        if gold.shape != (len(graph.comparisons),):
+            raise ValueError(f"gold must have one value per response ({len(graph.comparisons)}), got shape {gold.shape}")
+        if not np.all(np.isnan(gold) | (gold == 0) | (gold == 1)):
+            raise ValueError("gold values must be 1 (right), 0 (wrong) or NaN (not a known-answer question)")
+    if not 0.0 < gold_error < 0.5:
+        raise ValueError(f"gold_error must be in (0, 0.5), got {gold_error!r}")
+    model = _TypeModel(graph, loss, alpha, prior_counts, gold, gold_error)
+    X = np.asarray(X0, dtype=np.float64)
+    prior = prior_counts / prior_counts.sum()
+    history = [model.objective(X, prior)]
+    converged, n_iter, rounds = False, 0, 0
+    for rounds in range(1, max_rounds + 1):
+        q = model.e_step(X, prior)
+        prior = model.m_step_prior(q)
+        X, it = model.m_step_embedding(X, q, step_iter, step_tol)
+        n_iter += it
+        history.append(model.objective(X, prior))
+        if history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
+            converged = True
+            break
+    q = model.e_step(X, prior)
+    counts = np.bincount(model.who, minlength=len(model.ids))
+    posterior = pd.DataFrame(q, columns=list(TYPES), index=pd.Index(model.ids, name="annotator"))
+    posterior.insert(0, "n_votes", counts)
+    return AnnotatorTypes(
+        embedding=X, posterior=posterior, prior=pd.Series(prior, index=list(TYPES), name="prior"),
+        response_weight=model.w * q[model.who, 0], objective_history=np.asarray(history),
+        n_rounds=rounds, converged=converged, n_iter=n_iter)
+
+
+
+
+
+def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, gold=None, max_iter: int = 1000,
+              tol: float = 1e-6, **em) -> AnnotatorTypes:
+    """The annotator stage of :class:`~roembed.RobustOrdinalEmbedding`: a plain fit of the likelihood
+    ``loss`` from ``X0`` (every response counted), then :func:`fit_annotator_types` from there."""
+    from .solvers import minimize_embedding
+
+    plain = EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1],
+                          np.asarray(graph.votes, float) / float(np.sum(graph.votes)), len(graph.pairs))
+    result = minimize_embedding(plain, PairDistances(graph.pairs, graph.n_objects), np.asarray(X0, float),
+                                alpha=alpha, max_iter=max_iter, tol=tol, method="two-loop")
+    types = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
+    types.n_iter += result.n_iter
+    return types
+
+__all__ = ["AnnotatorTypes", "fit_annotator_types", "fit_crowd", "likelihood_loss", "TYPES"]

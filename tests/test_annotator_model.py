@@ -1,0 +1,153 @@
+"""The annotator-type model: planted fakes found and down-weighted, EM monotone, gold anchors, chance tests."""
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from roembed.annotator_model import fit_annotator_types, fit_crowd, likelihood_loss
+from roembed.annotators import benjamini_hochberg, chance_tests
+from roembed.data import Comparisons
+from roembed.estimators.robust import RobustOrdinalEmbedding
+from roembed.experiments import make_synthetic
+from roembed.losses import SquaredHinge, TStudent
+from roembed.objective import quadruplet_distances
+
+
+@pytest.fixture(scope="module")
+def spam():
+    # 20 annotators, 5 fakes: make_synthetic's "spammers" answer at random or always flip
+    return make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=3000, votes=(4, 8),
+                          rate=0.25, model="spammers", n_annotators=20, random_state=3)
+
+
+@pytest.fixture(scope="module")
+def fitted(spam):
+    return RobustOrdinalEmbedding(2, random_state=0).fit(spam.train)
+
+
+def test_planted_fakes_are_found_and_down_weighted(spam, fitted):
+    types = fitted.annotator_types_
+    planted = spam.spammers
+    honest = types.index[~types.index.isin(planted)]
+    assert (types.loc[planted, "follows"] < 0.05).all()
+    assert (types.loc[honest, "follows"] > 0.95).all()
+    # the later stages see the fakes' responses with (almost) no weight
+    votes = fitted.graph_.comparisons.weight
+    table = fitted.annotators_.set_index("annotator")
+    assert set(table.index[table["suspect"]]) == set(planted)
+    assert table.loc[planted, "reason"].str.len().gt(0).all() and (table.loc[honest, "reason"] == "").all()
+    assert votes.sum() == len(spam.train)  # the user's weights are untouched
+    # and the fit is closer to the truth than the same estimator ignoring annotator ids
+    ignoring = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(spam.train)
+    assert fitted.score(spam.test) > ignoring.score(spam.test) + 0.01
+
+
+def test_inverters_and_random_answerers_are_told_apart(spam, fitted):
+    types = fitted.annotator_types_.loc[spam.spammers]
+    table = fitted.annotators_.set_index("annotator").loc[spam.spammers]
+    flip = table["agreement"] < 0.2  # always-flipping fakes
+    assert flip.any() and (~flip).any()
+    assert (types.loc[flip.to_numpy(), "inverts"] > 0.95).all()
+    assert (types.loc[~flip.to_numpy(), "random"] > 0.95).all()
+    assert table.loc[flip, "inverts"].all() and table.loc[flip, "reason"].str.contains("inverts").all()
+    assert table.loc[~flip, "reason"].str.contains("random").all()
+
+
+def test_em_objective_decreases_monotonically_and_converges(spam):
+    graph = spam.train.aggregate()
+    rng = np.random.default_rng(0)
+    X0 = 0.1 * rng.standard_normal((graph.n_objects, 2))
+    result = fit_annotator_types(graph, X0, TStudent(alpha=1.0), alpha=1e-4, max_rounds=50, step_iter=5, tol=1e-8)
+    history = result.objective_history
+    assert len(history) >= 4 and history[-1] < history[0] - 0.05
+    assert np.all(np.diff(history) <= 1e-12 * np.abs(history[:-1]))
+    assert result.converged
+    post = result.posterior[["follows", "inverts", "random"]].to_numpy()
+    np.testing.assert_allclose(post.sum(axis=1), 1.0)
+    assert result.prior.sum() == pytest.approx(1.0)
+
+
+def test_objective_matches_its_formula_on_a_tiny_case():
+    # two annotators, three responses; J written out by hand
+    q = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]])
+    C = Comparisons(q, n_objects=3, annotator=["a", "a", "b"], weight=[1.0, 2.0, 1.0])
+    graph = C.aggregate()
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]])
+    loss = TStudent(alpha=1.0)
+    res = fit_annotator_types(graph, X, loss, alpha=0.0, max_rounds=1, step_iter=1)
+    d_near, d_far = quadruplet_distances(X, C.quadruplets)
+    s, _, _ = loss.margin(d_near, d_far)
+    p = expit(s)
+    prior = np.array([2.0, 1.5, 1.5]) / 5.0
+    w = np.array([1.0, 2.0, 1.0])
+
+    def log_marginal(rows):
+        lik = [np.sum(w[rows] * np.log(p[rows])), np.sum(w[rows] * np.log(1 - p[rows])), np.sum(w[rows]) * np.log(0.5)]
+        return np.log(np.sum(prior * np.exp(lik)))
+
+    J = -(log_marginal([0, 1]) + log_marginal([2])) - np.sum((np.array([2.0, 1.5, 1.5]) - 1) * np.log(prior))
+    assert res.objective_history[0] == pytest.approx(J / w.sum())
+
+
+def test_gold_answers_anchor_the_type():
+    rng = np.random.default_rng(1)
+    n = 12
+    q = np.array([t for t in rng.integers(0, n, size=(300, 3)) if len(set(t)) == 3])[:200]
+    X = rng.standard_normal((n, 2))
+    C = Comparisons(q, n_objects=n, annotator=np.repeat(["a", "b"], 100))
+    graph = C.aggregate()
+    loss = TStudent(alpha=1.0)
+    # no ordinary evidence about "b" beyond its answers; gold says b is right / wrong on all its answers
+    gold = np.full(len(C), np.nan)
+    gold[100:] = 1.0
+    right = fit_annotator_types(graph, X, loss, gold=gold, max_rounds=3)
+    gold[100:] = 0.0
+    wrong = fit_annotator_types(graph, X, loss, gold=gold, max_rounds=3)
+    assert right.posterior.loc["b", "follows"] > 0.99 and wrong.posterior.loc["b", "inverts"] > 0.99
+    assert np.all(np.diff(wrong.objective_history) <= 1e-12)
+    with pytest.raises(ValueError, match="gold"):
+        fit_annotator_types(graph, X, loss, gold=np.ones(5))
+    with pytest.raises(ValueError, match="gold values"):
+        fit_annotator_types(graph, X, loss, gold=np.full(len(C), 2.0))
+    est = RobustOrdinalEmbedding(2, random_state=0).fit(C, gold=gold)
+    assert est.annotator_types_.loc["b", "inverts"] > 0.99
+
+
+def test_likelihood_loss_and_options():
+    assert isinstance(likelihood_loss(SquaredHinge(), 3), TStudent) and likelihood_loss(SquaredHinge(), 3).alpha == 2.0
+    tste = TStudent(alpha=4.0)
+    assert likelihood_loss(tste, 2) is tste
+    q = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]])
+    no_ids = RobustOrdinalEmbedding(2, random_state=0).fit(Comparisons(q, n_objects=3))
+    assert no_ids.annotator_types_ is None
+    one = RobustOrdinalEmbedding(2, random_state=0).fit(Comparisons(q, n_objects=3, annotator=[1, 1, 1, 1]))
+    assert one.annotator_types_ is None
+    with pytest.raises(ValueError, match="annotators"):
+        RobustOrdinalEmbedding(annotators="yes").fit(q)
+    with pytest.raises(ValueError, match="prior_counts"):
+        fit_annotator_types(Comparisons(q, n_objects=3, annotator=[1, 2, 1, 2]).aggregate(), np.zeros((3, 2)),
+                            TStudent(), prior_counts=(0.5, 1, 1))
+    with pytest.raises(ValueError, match="annotator ids"):
+        fit_crowd(Comparisons(q, n_objects=3).aggregate(), TStudent(), np.zeros((3, 2)))
+
+
+def test_chance_tests_known_values():
+    # annotator 0: 10 single triplets, 8 agree; annotator 1: 4 odd-one-out answers (two triplets on the same
+    # objects), agreeing 2, 2, 1, 0 times -> unit scores 1, 1, 0.5, 0 -> sum 2.5 over 4 units
+    single = np.array([[0, 1, 0, 2 + i] for i in range(10)])
+    twins = np.array([[0, 1, 0, 2], [1, 0, 1, 2], [3, 4, 3, 5], [4, 3, 4, 5], [6, 7, 6, 8], [7, 6, 7, 8],
+                      [0, 3, 0, 6], [3, 0, 3, 6]])
+    quads = np.vstack([single, twins])
+    who = np.repeat([0, 1], [10, 8])
+    agrees = np.array([1] * 8 + [0] * 2 + [1, 1, 1, 1, 1, 0, 0, 0], bool)
+    n_units, total, p_above, p_below = chance_tests(quads, who, agrees, 2)
+    assert n_units.tolist() == [10, 4] and total.tolist() == [8.0, 2.5]
+    assert p_above[0] == pytest.approx(56 / 1024)  # P(Bin(10, 1/2) >= 8)
+    assert p_below[0] == pytest.approx(1 - 11 / 1024)  # P(Bin(10, 1/2) <= 8)
+    assert p_above[1] == pytest.approx(11 / 16)  # P(Bin(4, 1/2) >= floor(2.5) = 2)
+    assert p_below[1] == pytest.approx(15 / 16)  # P(Bin(4, 1/2) <= ceil(2.5) = 3)
+
+
+def test_benjamini_hochberg_known_values():
+    p = np.array([0.01, 0.04, 0.03, 0.5])
+    np.testing.assert_allclose(benjamini_hochberg(p), [0.04, 0.16 / 3, 0.16 / 3, 0.5])  # min over ranks >= i of p * 4 / rank
+    assert benjamini_hochberg(np.array([1.0, 1.0])).tolist() == [1.0, 1.0]
