@@ -12,6 +12,7 @@ Compiled on first use and cached on disk (numba's ``cache=True``).
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
@@ -44,3 +45,56 @@ def pair_distance_adjoint(X, a, b, g, out):
             out[i, c] += t
             out[j, c] -= t
     return out
+
+
+# --- aggregation of responses into the comparison graph --------------------------------------------------
+# Stable counting sorts (LSD radix over object / pair ids): O(m + n) time and a few int32 arrays of
+# length m, instead of np.unique's O(m log m) sorts over int64 keys and their int64 inverses.
+
+
+@numba.njit(cache=True, nogil=True)
+def counting_sort(keys, order, n_keys, out):
+    """Writes ``order`` stably sorted by ``keys[order]`` (values in ``[0, n_keys)``) to ``out``; returns ``out``."""
+    start = np.zeros(n_keys + 1, np.int64)
+    for t in range(order.shape[0]):
+        start[keys[order[t]] + 1] += 1
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    for t in range(order.shape[0]):
+        o = order[t]
+        k = keys[o]
+        out[start[k]] = o
+        start[k] += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def sorted_pair_slots(quads, lo, hi):
+    """``lo[s], hi[s]``: the sorted object pair of slot ``s`` (slot ``r``: near pair of row ``r``, ``m + r``: far pair)."""
+    m = quads.shape[0]
+    for r in range(m):
+        for half in range(2):
+            u, v = quads[r, 2 * half], quads[r, 2 * half + 1]
+            s = r + half * m
+            if u < v:
+                lo[s], hi[s] = u, v
+            else:
+                lo[s], hi[s] = v, u
+    return lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def number_runs(order, first_key, second_key, ids):
+    """Numbers the runs of equal ``(first_key, second_key)`` along ``order``: ``ids[order[t]]``, 0, 1, ...;
+    returns the number of runs and ``order``'s position of each run's first element (``starts``, length runs + 1)."""
+    total = order.shape[0]
+    starts = np.empty(total + 1, np.int64)
+    runs = 0
+    for t in range(total):
+        o = order[t]
+        if t == 0 or first_key[o] != first_key[order[t - 1]] or second_key[o] != second_key[order[t - 1]]:
+            starts[runs] = t
+            runs += 1
+        ids[o] = runs - 1
+    starts[runs] = total
+    return runs, starts[: runs + 1].copy()
