@@ -67,6 +67,7 @@ class LossEmbedding(OrdinalEmbedding):
     """
 
     default_alpha = 0.0
+    alpha_reference_objects = None  # see _alpha
     default_init_scale = 1e-2
     _SOLVERS = {"factored": "_solve_factored", "lbfgs": "_solve_factored", "gram": "_solve_gram",
                 "torch": "_solve_torch"}
@@ -102,8 +103,14 @@ class LossEmbedding(OrdinalEmbedding):
         check_param("tol", self.tol, low=0)
 
     def _alpha(self) -> float:
-        """The ridge actually used (``alpha`` with ``"auto"`` resolved)."""
-        return float(self.default_alpha if self.alpha == "auto" else self.alpha)
+        """The ridge actually used: ``alpha``, or for ``"auto"`` ``default_alpha``, scaled by
+        ``alpha_reference_objects / n`` on more objects than that when the class sets it."""
+        if self.alpha != "auto":
+            return float(self.alpha)
+        n, reference = getattr(self, "n_objects_", None), self.alpha_reference_objects
+        if reference is None or n is None or n <= reference:
+            return float(self.default_alpha)
+        return float(self.default_alpha) * reference / n
 
     # -- fitting -------------------------------------------------------------
     def _objective(self, graph: ComparisonGraph):
