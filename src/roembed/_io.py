@@ -57,3 +57,128 @@ def atomic_path(path):
             raise
 
     return _cm()
+
+
+_STAGING = ".roembed-staging-"  # <out>.roembed-staging-<pid>-<random>: a run being written
+_RETIRED = ".roembed-retired-"  # <out>.roembed-retired-<pid>-<random>: the previous run, being removed
+
+
+class OutputFolderError(OSError):
+    """The output folder cannot be written (read-only, below a file, not roembed's)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(out: Path) -> None:
+    """Removes staging/retired folders of ``out`` left by runs that were killed (their process is gone)."""
+    import shutil
+
+    for prefix in (_STAGING, _RETIRED):
+        for stale in out.parent.glob(f".{out.name}{prefix}*"):
+            pid = stale.name[len(f".{out.name}{prefix}"):].split("-")[0]
+            if pid.isdigit() and (int(pid) == os.getpid() or not _pid_alive(int(pid))):
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swaps two paths atomically with Linux's ``renameat2(RENAME_EXCHANGE)``; False where unavailable."""
+    try:
+        import ctypes
+
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+class OutputSet:
+    """Writes one run's files as a set: into a fresh staging folder beside ``out``, which
+    replaces ``out`` by renames on :meth:`commit`.
+
+    So ``out`` always holds exactly the files of one complete run (never a mix of an
+    old and a new run, never a file of an older run with another method), and a run
+    that fails or is interrupted leaves ``out`` as it was.  The swap is two renames
+    (``out`` -> retired, staging -> ``out``), or one atomic exchange where Linux offers it; a reader can check a folder by its
+    ``summary.json``, which lists exactly the files of its run.  Staging folders of
+    killed runs are removed by the next run into the same ``out``.
+
+    ``replace`` decides whether an existing ``out`` may be replaced: a callable taking
+    the folder and returning ``None`` (fine) or a reason to refuse.
+    """
+
+    def __init__(self, out, replace=None):
+        self.out = Path(out)
+        self._replace = replace
+        self.folder: Path | None = None
+
+    def open(self) -> Path:
+        """Creates the staging folder (fails early, before any work, when ``out`` cannot be written)."""
+        out = self.out
+        if out.exists() and not out.is_dir():
+            raise OutputFolderError(f"{out}: exists and is not a folder")
+        if out.is_dir() and self._replace is not None:
+            reason = self._replace(out)
+            if reason:
+                raise OutputFolderError(f"{out}: {reason}")
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            _remove_stale(out)
+            self.folder = Path(tempfile.mkdtemp(prefix=f".{out.name}{_STAGING}{os.getpid()}-", dir=out.parent))
+        except (FileExistsError, NotADirectoryError):
+            raise OutputFolderError(f"{out}: cannot create the folder: a parent is a file") from None
+        except PermissionError:
+            raise OutputFolderError(f"{out}: cannot write there: permission denied") from None
+        except OSError as exc:
+            raise OutputFolderError(f"{out}: cannot write there: {exc.strerror or exc}") from None
+        umask = os.umask(0o022)
+        os.umask(umask)
+        os.chmod(self.folder, 0o777 & ~umask)  # mkdtemp makes it 0700
+        return self.folder
+
+    def files(self) -> list[str]:
+        """Names of the files staged so far, sorted."""
+        return sorted(p.name for p in self.folder.iterdir() if not p.name.startswith("."))
+
+    def commit(self) -> Path:
+        """Swaps the staged folder in for ``out`` and removes the previous run's files."""
+        import shutil
+
+        if self.out.is_dir() and _exchange(self.folder, self.out):  # one atomic swap (Linux renameat2)
+            shutil.rmtree(self.folder, ignore_errors=True)  # now holds the previous run
+            self.folder = None
+            return self.out
+        retired = None
+        if self.out.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{self.out.name}{_RETIRED}{os.getpid()}-", dir=self.out.parent))
+            os.replace(self.out, retired / "run")
+        os.replace(self.folder, self.out)
+        self.folder = None
+        if retired is not None:
+            shutil.rmtree(retired, ignore_errors=True)
+        return self.out
+
+    def discard(self) -> None:
+        import shutil
+
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+    def __enter__(self) -> "OutputSet":
+        self.open()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.discard()

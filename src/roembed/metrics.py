@@ -50,6 +50,8 @@ def wilson_interval(successes, n, confidence: float = 0.95):
     """Wilson score interval for a binomial proportion ``successes / n`` (arrays allowed).
 
     ``n`` may be an effective (real-valued) count; ``n == 0`` gives ``(0, 1)``.
+    The interval always contains ``successes / n``: at ``p = 1`` (or 0) rounding would
+    otherwise put the upper (lower) end a hair inside it (0.9999999999999999).
     """
     successes, n = np.asarray(successes, float), np.asarray(n, float)
     z = norm.ppf(0.5 + confidence / 2.0)
@@ -58,8 +60,8 @@ def wilson_interval(successes, n, confidence: float = 0.95):
         denom = 1.0 + z * z / n
         centre = (p + z * z / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
-    high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    low = np.where(n > 0, np.clip(np.minimum(centre - half, p), 0.0, 1.0), 0.0)
+    high = np.where(n > 0, np.clip(np.maximum(centre + half, p), 0.0, 1.0), 1.0)
     return low, high
 
 

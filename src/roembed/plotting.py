@@ -156,6 +156,7 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     yerr = np.vstack([t["agreement"] - t["agreement_low"], t["agreement_high"] - t["agreement"]])
+    yerr = np.clip(np.nan_to_num(yerr), 0.0, None)  # an interval from elsewhere may miss its centre by rounding
     for flag, colour, label in ((False, "C0", "reliable"), (True, "C3", "suspect")):
         sel = (t["suspect"] == flag).to_numpy()
         if sel.any():

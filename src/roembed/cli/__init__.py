@@ -1,12 +1,36 @@
 """The ``roembed`` command line.  Each subcommand lives in its own module of this package."""
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .. import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OneLineErrors(click.Group):
+    """A group whose usage errors are one line (``Error: ... (see 'roembed fit --help')``), exit 2,
+    like every other input error of roembed, instead of click's usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"Error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, EOFError):
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="roembed")
 def main() -> None:
     """Robust ordinal embedding from contaminated relative comparisons."""
@@ -23,3 +47,4 @@ def _register() -> None:
 
 
 _register()
+

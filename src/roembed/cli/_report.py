@@ -38,7 +38,8 @@ class BadInput(click.ClickException):
 
 
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None):
-    """The estimator ``method`` with the options it understands (others are ignored)."""
+    """The estimator ``method`` with the given options; an option it does not take is bad input
+    (never silently ignored)."""
     module, name = METHODS[method]
     try:
         cls = getattr(importlib.import_module(module), name)
@@ -48,10 +49,76 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
     options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
                "max_iter": max_iter}
     accepted = cls().get_params()
+    for key, value in options.items():
+        if value is not None and key not in accepted:
+            takers = sorted(m for m in METHODS if key in _params(m))
+            raise BadInput(f"--{key.replace('_', '-')} does not apply to --method {method} "
+                           f"(only to {', '.join(takers)})")
     try:
-        return cls(**{k: v for k, v in options.items() if k in accepted and v is not None})
+        estimator = cls(**{k: v for k, v in options.items() if v is not None})
+        estimator._check_params()
     except (TypeError, ValueError) as exc:
         raise BadInput(f"--method {method}: {exc}") from None
+    return estimator
+
+
+def _params(method: str) -> set:
+    module, name = METHODS[method]
+    try:
+        return set(getattr(importlib.import_module(module), name)().get_params())
+    except (ImportError, AttributeError):
+        return set()
+
+
+def open_output(out: Path):
+    """The :class:`~roembed._io.OutputSet` for ``--out``, opened (so a folder that cannot be written
+    fails now, before the fit); an existing folder is replaced only when it holds roembed's files."""
+    from .._io import OutputFolderError, OutputSet
+
+    output = OutputSet(out, replace=_foreign_files)
+    try:
+        output.open()
+    except OutputFolderError as exc:
+        raise BadInput(f"--out {exc}") from None
+    return output
+
+
+_OUTPUT_STEMS = ("embedding", "outliers", "annotators", "summary", "report")
+
+
+def _foreign_files(folder: Path) -> str | None:
+    """Why ``folder`` must not be replaced by a run's output (None: it holds only roembed output)."""
+    foreign = sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] not in _OUTPUT_STEMS
+                     and not p.name.startswith("."))
+    if foreign:
+        return (f"exists and holds files roembed did not write ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}); it replaces the whole folder, so choose a new or empty one")
+    return None
+
+
+@contextlib.contextmanager
+def collected_warnings():
+    """Records warnings (each once) instead of letting Python print them with a source path."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+
+
+def warning_lines(caught, source=None) -> list[str]:
+    """One line per distinct warning, in the CLI's words (``--max-iter`` for ``max_iter``)."""
+    from ..data.validation import SkippedRowsWarning
+
+    lines = []
+    for w in caught:
+        if issubclass(w.category, SkippedRowsWarning):
+            continue  # reported by the reader's own line
+        text = " ".join(str(w.message).split()).replace("max_iter", "--max-iter")
+        line = f"warning: {source}: {text}" if source else f"warning: {text}"
+        if line not in lines:
+            lines.append(line)
+    return lines
 
 
 def parse_lam(value: str):
@@ -127,12 +194,18 @@ def responses_per_object(estimator) -> np.ndarray:
     return np.bincount(q[new], minlength=estimator.n_objects_)
 
 
-def embedding_frame(estimator) -> pd.DataFrame:
-    """``object, name, n_responses, x1..xp`` (name empty when the objects have none)."""
+def embedding_frame(estimator, object_ids=None, groups=None) -> pd.DataFrame:
+    """``object, name, n_responses, [group,] x1..xp`` (name empty when the objects have none).
+
+    ``object_ids``: the input's id of each fitted object (when only the used ones were fitted);
+    ``groups``: each object's connected group, written when there is more than one.
+    """
     X = estimator.embedding_
     names = estimator.object_names_ or [""] * len(X)
-    frame = pd.DataFrame({"object": np.arange(len(X)), "name": list(names),
-                          "n_responses": responses_per_object(estimator)})
+    frame = pd.DataFrame({"object": np.arange(len(X)) if object_ids is None else np.asarray(object_ids),
+                          "name": list(names), "n_responses": responses_per_object(estimator)})
+    if groups is not None and groups.max() > 0:
+        frame["group"] = groups
     for d in range(X.shape[1]):
         frame[f"x{d + 1}"] = X[:, d]
     return frame
@@ -147,19 +220,25 @@ def has_annotators(estimator) -> bool:
 
 
 def write_results(estimator, out: Path, *, labels=None, label_title=None, formats=("png",),
-                  reliability: pd.DataFrame | None = None) -> tuple[list[Path], pd.DataFrame | None]:
+                  reliability: pd.DataFrame | None = None, object_ids=None,
+                  groups=None) -> tuple[list[Path], pd.DataFrame | None]:
     """Writes embedding.csv, outliers.csv, annotators.csv and the pictures into ``out``.
 
-    Returns the files written and the annotator table (None without annotator ids).
+    Objects in separate ``groups`` (no comparison between them) are coloured by group
+    when there are no labels.  Returns the files written and the annotator table (None
+    without annotator ids).
     """
     from .. import plotting
 
-    files = [write_csv(embedding_frame(estimator), out / "embedding.csv")]
+    files = [write_csv(embedding_frame(estimator, object_ids, groups), out / "embedding.csv")]
     used = responses_per_object(estimator) > 0  # objects without comparisons sit anywhere: not drawn
     names = None if estimator.object_names_ is None else np.asarray(estimator.object_names_)[used]
-    labels = None if labels is None else np.asarray(labels, dtype=object)[used]
     title = (f"{type(estimator).__name__}, {estimator.embedding_.shape[1]} dimensions, "
              f"{used.sum()} objects with comparisons")
+    if labels is None and groups is not None and groups.max() > 0:
+        labels, label_title = [f"group {g}" for g in groups], "unlinked groups"
+        title += f" in {groups.max() + 1} unlinked groups (their relative placement means nothing)"
+    labels = None if labels is None else np.asarray(labels, dtype=object)[used]
     files += plotting.save_figure(plotting.plot_embedding(estimator.embedding_[used], names, labels, title=title,
                                                           label_title=label_title), out / "embedding", formats)
     table = None

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._report import describe_comparison, make_estimator, progress, write_json, write_results
+from ._report import describe_comparison, make_estimator, open_output, progress, write_json, write_results
 
 
 @main.command()
@@ -17,7 +17,7 @@ from ._report import describe_comparison, make_estimator, progress, write_json, 
               show_default=True, help="Contamination model of the synthetic data.")
 @click.option("--rate", type=click.FloatRange(0.0, 1.0), default=0.25, show_default=True,
               help="Contamination rate (share of spammers / of contaminated triplets / of flipped votes).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the data and the fit.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="Seed of the data and the fit.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many suspicious comparisons to print.")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
@@ -32,10 +32,21 @@ def demo(out, model, rate, seed, top, svg, quiet):
     other triplet), the most suspicious comparisons and, for spammers, the
     annotators found; writes plots and tables to OUT.
     """
+    started = time.perf_counter()
+    output = open_output(out)  # fails now, not after the fit, when --out cannot be written
+    try:
+        _demo(output.folder, out, model, rate, seed, top, svg, quiet, started)
+        output.commit()
+    except BaseException:
+        output.discard()
+        raise
+    click.echo(f"wrote the plots, tables and summary.json to {out}")
+
+
+def _demo(folder, out, model, rate, seed, top, svg, quiet, started):
     from ..experiments import make_synthetic
     from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
 
-    started = time.perf_counter()
     data = make_synthetic(rate=rate, model=model, random_state=seed)
     click.echo(f"data: {data.train!r} ({model} contamination at rate {rate:g}); "
                f"{len(data.test)} held-out test triplets")
@@ -60,7 +71,7 @@ def demo(out, model, rate, seed, top, svg, quiet):
             truth = "contaminated" if wrong_edge[int(row["edge"])] else "actually true"
             click.echo(f"  {describe_comparison(row, None):<40} votes {row['votes']:4.0f} vs "
                        f"{row['opposing_votes']:4.0f}  gamma {row['gamma']:.3f}  [{truth}]")
-    files, table = write_results(estimator, out, formats=("png", "svg") if svg else ("png",))
+    files, table = write_results(estimator, folder, formats=("png", "svg") if svg else ("png",))
     summary = {"model": model, "rate": rate, "seed": seed, "test_error": test_error,
                "outlier_precision": precision, "outlier_recall": recall,
                "n_flagged": int(flagged.sum()), "n_edges": len(flagged), "lam_used": estimator.lam_}
@@ -72,5 +83,5 @@ def demo(out, model, rate, seed, top, svg, quiet):
         click.echo(f"suspect annotators: {sorted(found)}; planted spammers: {sorted(planted)} "
                    f"(precision {summary['spammer_precision']:.2f}, recall {summary['spammer_recall']:.2f})")
     summary.update(fit_seconds=round(fit_seconds, 2), seconds=round(time.perf_counter() - started, 2))
-    files.append(write_json(summary, out / "summary.json"))
-    click.echo(f"wrote {', '.join(sorted(p.name for p in files))} to {out}")
+    summary["files"] = sorted({p.name for p in files} | {"summary.json"})
+    write_json(summary, folder / "summary.json")

@@ -11,8 +11,9 @@ import pandas as pd
 from ..data import InvalidComparisonsError
 from ..model_selection import holdout_split
 from . import main
-from ._report import METHODS, BadInput, has_annotators, has_outliers, make_estimator, parse_lam, progress, \
-    versions, write_json, write_results
+from ..data.diagnostics import object_groups
+from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_outliers, make_estimator, \
+    open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
 
 NAME_COLUMNS = ("name", "word", "object", "label", "item")
@@ -46,7 +47,7 @@ def read_input(path: Path, names: Path | None, skip_invalid: bool):
             warnings.simplefilter("ignore")
             data, report = read_comparisons(path, names=None if names is None else read_names_file(names),
                                             on_invalid="skip" if skip_invalid else "raise", return_report=True)
-    except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
+    except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
         message = str(exc).strip("'\"")
         if str(path.name) not in message:
             message = f"{path}{' line 1' if 'columns' in message else ''}: {message}"
@@ -107,7 +108,8 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--lam", default="auto", show_default=True,
               help="Outlier penalty of robust/roe: a positive number (smaller flags more), or 'auto' for the "
                    "estimator's default (robust: chosen from the residual scale of a plain fit).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (start and hold-out split).")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
+              help="Random seed (start and hold-out split).")
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
@@ -134,24 +136,59 @@ def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter
     """
     started = time.perf_counter()
     for path in (comparisons, names, labels):
-        if path is not None and not path.is_file():
-            raise BadInput(f"{path}: no such file")
+        check_input_file(path)
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
     lam = parse_lam(lam)
     say = (lambda *a, **k: None) if quiet else click.echo
+    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
+    output = open_output(out)  # fails now, not after the fit, when --out cannot be written
+    try:
+        summary = _fit_and_write(output.folder, comparisons, dim, names, method, loss, lam, seed, holdout, max_iter,
+                                 annotator_rounds, labels, label_column, skip_invalid, svg, verbose, quiet,
+                                 estimator, started)
+        output.commit()
+    except BaseException:
+        output.discard()
+        raise
+    say(f"wrote {', '.join(summary['files'])} to {out}")
+
+
+def check_input_file(path: Path | None) -> None:
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadInput(f"{path}: is a folder, not a file")
+    if not path.is_file():
+        raise BadInput(f"{path}: no such file")
+
+
+def _fit_and_write(folder, comparisons, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
+                   labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started) -> dict:
+    """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
+    say = (lambda *a, **k: None) if quiet else click.echo
     data = read_input(comparisons, names, skip_invalid)
     label_values = read_labels(labels, label_column, data) if labels is not None else None
+    notes = []
+    object_ids = np.arange(data.n_objects)
+    used = data.used_objects
+    if 2 * len(used) < data.n_objects:  # mostly unused ids (e.g. 10 of 1,000,000): fit the used ones only
+        notes.append(f"warning: {comparisons}: only {len(used)} of the {data.n_objects} object ids occur in a "
+                     f"comparison; fitting those {len(used)} (embedding.csv keeps their ids)")
+        data, object_ids = data.drop_unused_objects(), used
+        label_values = None if label_values is None else [label_values[o] for o in used]
+    if dim >= len(used):
+        raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
+                       f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
     try:
         train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
     except InvalidComparisonsError as exc:
         raise BadInput(f"--holdout {holdout:g}: {exc}") from None
-    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
     say(f"{data!r} from {comparisons}; fitting {type(estimator).__name__} in {dim} dimensions"
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))
     reliability, rounds = None, None
     try:
-        with progress(not quiet, f"fit {method}"):
+        with collected_warnings() as caught, progress(not quiet, f"fit {method}"):
             if annotator_rounds and train.annotator is not None:
                 from ..annotators import fit_with_annotator_reweighting
 
@@ -162,8 +199,14 @@ def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter
                 estimator.fit(train)
     except ValueError as exc:
         raise BadInput(f"{comparisons}: {exc}") from None
-    files, table = write_results(estimator, out, labels=label_values, label_title=label_column,
-                                 formats=("png", "svg") if svg else ("png",), reliability=reliability)
+    notes += warning_lines(caught, comparisons)
+    for line in notes:
+        click.echo(line, err=True)  # never quiet: these say what the result cannot be trusted for
+    groups = object_groups(train)
+    files, table = write_results(estimator, folder, labels=label_values, label_title=label_column,
+                                 formats=("png", "svg") if svg else ("png",), reliability=reliability,
+                                 object_ids=object_ids, groups=groups)
+    weighted = not np.all(train.weight == train.weight[0])
     summary = {
         "input": str(comparisons), "n_objects": data.n_objects, "n_responses": len(data),
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
@@ -174,23 +217,29 @@ def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter
         "objective": getattr(estimator, "objective_", None),
         "lam_used": getattr(estimator, "lam_", None),
         "train_error": 1.0 - estimator.score(train),
+        "train_error_unweighted": 1.0 - estimator.score(train.with_weight(np.ones(len(train)))),
         "holdout_error": None if test is None else 1.0 - estimator.score(test),
         "n_holdout_responses": 0 if test is None else len(test),
         "n_edges": len(estimator.graph_),
+        "n_groups": int(groups.max() + 1),
         "n_outliers": int(estimator.outlier_mask_.sum()) if has_outliers(estimator) else None,
         "n_suspect_annotators": None if table is None else int(table["suspect"].sum()),
         "reweighting_rounds": None if rounds is None else rounds.to_dict(orient="records"),
+        "warnings": [line.removeprefix("warning: ") for line in notes],
         "seconds": round(time.perf_counter() - started, 3),
     }
-    files.append(out / "summary.json")
-    summary["files"] = sorted(p.name for p in files)
-    write_json(summary, out / "summary.json")
+    summary["files"] = sorted({p.name for p in files} | {"summary.json"})
+    write_json(summary, folder / "summary.json")
+    staged = sorted(p.name for p in folder.iterdir())
+    if staged != summary["files"]:  # the promise: summary.json lists exactly the files of its run
+        raise RuntimeError(f"internal error: staged {staged} but the summary lists {summary['files']}")
     say(f"train error {summary['train_error']:.4f}"
+        + (f" weighted, {summary['train_error_unweighted']:.4f} unweighted" if weighted else "")
         + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else "")
         + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
-    say(f"wrote {', '.join(summary['files'])} to {out}")
     if not has_annotators(estimator) and annotator_rounds:
         say("(no annotator ids in the input: --annotator-rounds ignored)")
+    return summary

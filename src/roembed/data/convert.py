@@ -27,6 +27,10 @@ __all__ = [
 ]
 
 
+#: the largest object index a file may use (larger ones are typos or ids that are not indices)
+MAX_INDEX = 2**31 - 1
+
+
 def _first(mask) -> int:
     return int(np.flatnonzero(mask)[0])
 
@@ -310,6 +314,8 @@ def _object_codes(block: pd.DataFrame, names, problems: _RowProblems):
         problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
         problems.flag(np.isnan(num).any(axis=1), "object index is missing")
         problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
+        problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1),
+                      f"object index is too large (at most {MAX_INDEX:,})")
         problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
         return num, None if names is None else tuple(names)
     strings = _name_strings(block)

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import ComparisonGraph, as_comparisons
+from ..data.diagnostics import warn_data_problems
 from ..data.validation import InvalidComparisonsError
 from ..losses import Loss
 from ..objective import EdgeObjective, PairDistances, quadruplet_distances
@@ -62,6 +63,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
         self.n_objects_ = comparisons.n_objects
         self.object_names_ = comparisons.object_names
         self.graph_ = comparisons.aggregate()
+        warn_data_problems(self.graph_, self.n_components)
         self._fit_graph(self.graph_)
         return self
 

@@ -45,6 +45,8 @@ exploration draws and the test error fell from 0.215 to 0.204 (medians).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
@@ -52,6 +54,7 @@ from sklearn.model_selection import check_cv
 
 from ..annotator_model import fit_crowd, likelihood_loss
 from ..data import ComparisonGraph, as_comparisons
+from ..data.diagnostics import DataWarning
 from ..losses import Sigmoid, get_loss
 from ..model_selection import GroupedKFold
 from ..objective import PairDistances
@@ -281,7 +284,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
 
 def _fit_score(estimator, train, validation):
-    return clone(estimator).fit(train).score(validation)
+    with warnings.catch_warnings():  # a fold is a subset: the full fit warns about the data once
+        warnings.simplefilter("ignore", DataWarning)
+        return clone(estimator).fit(train).score(validation)
 
 
 class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):

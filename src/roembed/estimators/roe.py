@@ -113,7 +113,8 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
     gram_ : (n, n) the fitted Gram matrix (rank ``<= p``).
     gamma_ : (E,) outlier shift per edge of ``graph_``; ``outliers_`` / ``outlier_mask_`` flag ``gamma != 0``.
     n_iter_ : int
-    objective_ : (n_iter_,) objective after each FISTA iteration.
+    objective_ : float, the objective at the last FISTA iteration (as every estimator).
+    history_ : (n_iter_,) objective after each FISTA iteration.
     lipschitz_ : float, the backtracking's final ``L``.
     rank_reduction_ : dict with ``method``, ``n_steps``, ``rank_before``, ``rank_reduced``,
         ``max_margin_change`` (``"reduce"``: how far the reduction moved any margin, rounding only) and
@@ -174,7 +175,8 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         self.gram_ = G
         self.embedding_ = embedding_from_gram(G, p)
         self.n_iter_ = result.n_iter
-        self.objective_ = np.asarray(result.history)
+        self.history_ = np.asarray(result.history, dtype=np.float64)
+        self.objective_ = float(self.history_[-1]) if len(self.history_) else float("nan")
         self.lipschitz_ = result.lipschitz[-1]
         self.rank_reduction_ = info
         self._store_outliers(result.gamma)

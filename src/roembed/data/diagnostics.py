@@ -1,0 +1,108 @@
+"""What the data can and cannot support: checks run before every fit.
+
+Each check returns a sentence (or nothing); :func:`warn_data_problems` emits them as
+:class:`DataWarning`.  The fit always runs; the warnings say where its result
+means less than it looks.  The decisions (documented in ``docs/cli.md``):
+
+* **objects without comparisons** (unused ids): their coordinates are arbitrary
+  (the random start).  Warned; ``roembed fit`` fits only the used objects when
+  they are fewer than half of the ids.
+* **disconnected comparison graph**: objects fall into groups with no comparison
+  between them, so where one group sits relative to another means nothing.
+  Warned with the group sizes; ``roembed fit`` writes each object's ``group``.
+* **dimension >= number of objects**: ``n`` points fit in ``n - 1`` dimensions;
+  more dimensions are not identifiable.  Warned (``roembed fit`` refuses).
+* **pure contradiction**: every comparison answered both ways with equal total
+  weight carries no order; the embedding is arbitrary (error 0.5).  Warned.
+* **extreme weights**: when one response outweighs the others by a factor of a
+  million or more, the fit follows that response alone; the weighted training error
+  then says little.  Warned; ``roembed fit`` reports weighted and unweighted errors.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .comparisons import ComparisonGraph, Comparisons
+
+__all__ = ["DataWarning", "object_groups", "data_problems", "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
+
+#: largest / median positive weight from which the weights are called extreme
+EXTREME_WEIGHT_RATIO = 1e6
+
+
+class DataWarning(UserWarning):
+    """The data cannot fully support what was asked; the fit ran, but read its result with care."""
+
+
+def object_groups(comparisons: Comparisons) -> np.ndarray:
+    """Connected group of each object (0, 1, ... by size, largest first); -1 for objects in no comparison.
+
+    Objects are linked when they occur in one comparison.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    q = comparisons.quadruplets
+    n = comparisons.n_objects
+    src = np.repeat(q[:, 0], 3)
+    dst = q[:, 1:].reshape(-1)
+    adjacency = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    _, labels = connected_components(adjacency, directed=False)
+    used = np.zeros(n, bool)
+    used[comparisons.used_objects] = True
+    labels = np.where(used, labels, -1)
+    ids, sizes = np.unique(labels[used], return_counts=True)
+    rank = np.full(labels.max() + 2, -1)
+    rank[ids[np.argsort(-sizes, kind="stable")]] = np.arange(len(ids))
+    return np.where(used, rank[labels], -1)
+
+
+def _examples(values, k: int = 5) -> str:
+    values = [str(v) for v in values]
+    return ", ".join(values[:k]) + (", ..." if len(values) > k else "")
+
+
+def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> list[str]:
+    """Sentences describing what the comparisons cannot support (empty when all is well)."""
+    comparisons = graph.comparisons
+    names = comparisons.object_names
+    problems = []
+    n, used = comparisons.n_objects, comparisons.used_objects
+    if len(used) < n:
+        unused = np.setdiff1d(np.arange(n), used)
+        shown = [names[o] for o in unused] if names is not None else unused
+        problems.append(f"{len(unused)} of {n} objects appear in no comparison (e.g. {_examples(shown)}): "
+                        "their coordinates are arbitrary")
+    groups = object_groups(comparisons)
+    n_groups = groups.max() + 1
+    if n_groups > 1:
+        sizes = np.bincount(groups[groups >= 0])
+        problems.append(f"the comparisons split the objects into {n_groups} groups with no comparison between "
+                        f"them (sizes {_examples(sizes.tolist())}): where one group lies relative to another "
+                        "means nothing")
+    if n_components is not None and n_components >= len(used):
+        problems.append(f"{n_components} dimensions for {len(used)} objects with comparisons: "
+                        f"{len(used)} points fit in {max(len(used) - 1, 1)} dimensions, the rest are arbitrary")
+    net = graph.votes - graph.opposing_votes
+    if graph.votes.sum() > 0 and np.all(np.abs(net) <= 1e-9 * (graph.votes + graph.opposing_votes)):
+        problems.append("every comparison was answered both ways with equal weight (pure contradiction): "
+                        "the data hold no order and the embedding is arbitrary")
+    w = comparisons.weight
+    positive = w[w > 0]
+    if len(positive) > 1:
+        ratio = positive.max() / np.median(positive)
+        if ratio >= EXTREME_WEIGHT_RATIO:
+            r = int(np.argmax(w))
+            problems.append(f"extreme weights: response {r} has weight {w[r]:.3g}, {ratio:.2g} times the median; "
+                            "the fit follows the heaviest responses and a weighted error says little about the rest")
+    return problems
+
+
+def warn_data_problems(graph: ComparisonGraph, n_components: int | None = None, stacklevel: int = 3) -> list[str]:
+    """Emits each of :func:`data_problems` as a :class:`DataWarning`; returns them."""
+    problems = data_problems(graph, n_components)
+    for problem in problems:
+        warnings.warn(problem, DataWarning, stacklevel=stacklevel)
+    return problems

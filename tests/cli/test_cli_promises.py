@@ -1,0 +1,308 @@
+"""``roembed fit`` keeps its promises on real crowd data: no crash after the fit, options
+never ignored silently, one output set per folder, and a word wherever the data
+cannot support the result."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from roembed.cli import main
+from roembed.experiments import make_synthetic
+
+SRC = str(Path(__import__("roembed").__file__).resolve().parents[1])  # the roembed under test
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["fit", *map(str, args)])
+
+
+def one_line_error(result, *fragments):
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+def check_output_set(out: Path):
+    """The whole promise: summary.json lists exactly the files present, nothing else lies around."""
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["files"] == sorted(p.name for p in out.iterdir())
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}")]  # no staging left
+    return summary
+
+
+@pytest.fixture(scope="module")
+def clean_votes(tmp_path_factory):
+    """Annotator data without contamination: every annotator agrees 100% with a good embedding."""
+    data = make_synthetic(n_objects=12, dim=2, n_train=300, n_validation=10, n_test=10, votes=(2, 3), rate=0.0,
+                          model="spammers", n_annotators=4, random_state=1)
+    t = data.train.triplets
+    path = tmp_path_factory.mktemp("clean") / "votes.csv"
+    pd.DataFrame({"anchor": t[:, 0], "closer": t[:, 1], "farther": t[:, 2],
+                  "annotator": [f"w{a}" for a in data.train.annotator]}).to_csv(path, index=False)
+    return path
+
+
+# -- crashes -------------------------------------------------------------------------------
+def test_wilson_interval_contains_a_perfect_agreement():
+    from roembed.annotators import wilson_interval
+
+    low, high = wilson_interval(np.array([10.0, 37.0, 0.0]), np.array([10.0, 37.0, 5.0]))
+    assert high[0] == 1.0 and high[1] == 1.0 and low[2] == 0.0
+    assert np.all(low <= np.array([1.0, 1.0, 0.0])) and np.all(high >= np.array([1.0, 1.0, 0.0]))
+
+
+def test_annotators_agreeing_100_percent_do_not_crash_the_plot(clean_votes, tmp_path):
+    out = tmp_path / "out"
+    result = run(clean_votes, "--out", out, "--quiet")
+    assert result.exit_code == 0, result.output
+    summary = check_output_set(out)
+    assert "annotators.png" in summary["files"]
+    assert (pd.read_csv(out / "annotators.csv")["agreement"] == 1.0).any()
+
+
+def test_roe_with_annotator_rounds(clean_votes, tmp_path):
+    result = run(clean_votes, "--out", tmp_path / "o", "--method", "roe", "--annotator-rounds", 1, "--quiet",
+                 "--max-iter", 50)
+    assert result.exit_code == 0, result.output
+    summary = check_output_set(tmp_path / "o")
+    assert isinstance(summary["objective"], float)
+    assert all(isinstance(r["objective"], float) for r in summary["reweighting_rounds"])
+
+
+def test_out_below_a_file_is_one_line_before_the_fit(clean_votes, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    line = one_line_error(run(clean_votes, "--out", tmp_path / "afile" / "out"), "--out", "afile")
+    assert "Traceback" not in line
+    one_line_error(run(clean_votes, "--out", tmp_path / "afile"), "--out", "is a file")
+
+
+def test_out_in_a_read_only_folder(clean_votes, tmp_path, monkeypatch):
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    one_line_error(run(clean_votes, "--out", tmp_path / "ro" / "out"), "--out", "permission denied")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into read-only folders")
+def test_out_in_a_really_read_only_folder(clean_votes, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    one_line_error(run(clean_votes, "--out", ro / "out"), "--out", "permission denied")
+
+
+def test_parquet_without_pyarrow_is_one_line(clean_votes, tmp_path, monkeypatch):
+    from roembed.data.io import read_comparisons, write_comparisons
+
+    path = write_comparisons(read_comparisons(clean_votes), tmp_path / "votes.parquet")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    one_line_error(run(path, "--out", tmp_path / "o"), "votes.parquet", "pyarrow")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--method", "soe", "--lam", "0.5"), "--lam does not apply to --method soe"),
+    (("--method", "ste", "--loss", "tste"), "--loss does not apply to --method ste"),
+    (("--method", "roe", "--loss", "ste"), "--loss does not apply to --method roe"),
+    (("--seed", "-1"), "--seed"),
+])
+def test_options_a_method_does_not_take_are_refused(clean_votes, tmp_path, args, fragment):
+    result = run(clean_votes, "--out", tmp_path / "o", *args)
+    assert result.exit_code == 2 and fragment in result.stderr, result.output
+    assert "votes.csv" not in result.stderr  # an option's fault, not the file's
+    assert not (tmp_path / "o").exists()
+
+
+def test_messages_name_the_real_problem(clean_votes, tmp_path):
+    one_line_error(run(tmp_path, "--out", tmp_path / "o"), "is a folder, not a file")
+    big = tmp_path / "big.csv"
+    big.write_text("anchor,closer,farther\n0,1,2\n1,2,100000000000000000000\n")
+    line = one_line_error(run(big, "--out", tmp_path / "o"), "big.csv line 3", "too large")
+    assert "negative" not in line
+    result = run(clean_votes, "--out", tmp_path / "o", "--method", "soe", "--max-iter", 1, "--quiet")
+    assert result.exit_code == 0
+    warning = [line for line in result.stderr.splitlines() if "converge" in line]
+    assert len(warning) == 1 and "--max-iter" in warning[0] and ".py" not in warning[0], result.stderr
+
+
+def test_ctrl_c_during_imports_is_one_line():
+    code = ("import builtins, sys\n"
+            "real = builtins.__import__\n"
+            "def imp(name, *a, **k):\n"
+            "    if name == 'pandas' or name.startswith('pandas.'): raise KeyboardInterrupt\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = imp\n"
+            "sys.argv = ['roembed', 'fit', '--help']\n"
+            "from roembed._entry import run\n"
+            "run()\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": SRC}, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip() == "roembed: interrupted", proc.stderr
+
+
+# -- output sets ---------------------------------------------------------------------------
+def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet").exit_code == 0
+    assert "outliers.csv" in check_output_set(out)["files"]
+    assert run(clean_votes, "--out", out, "--quiet", "--method", "soe").exit_code == 0
+    assert check_output_set(out)["files"] == ["embedding.csv", "embedding.png", "summary.json"]
+
+
+def test_out_holding_other_files_is_not_replaced(clean_votes, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    one_line_error(run(clean_votes, "--out", out), "--out", "notes.txt")
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize("victim", ["outliers", "summary", "embedding.png"])
+def test_interrupted_rerun_keeps_the_whole_old_set(clean_votes, tmp_path, monkeypatch, victim):
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    import roembed.cli._report as report
+    import roembed.plotting as plotting
+
+    if victim == "embedding.png":
+        def crash(*args, **kwargs):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(plotting, "save_figure", crash)
+    else:
+        original = report.write_csv if victim == "outliers" else report.write_json
+        name = "write_csv" if victim == "outliers" else "write_json"
+
+        def crash(data, path):
+            if path.stem == victim:
+                path.write_text("half")
+                raise KeyboardInterrupt
+            return original(data, path)
+        monkeypatch.setattr(report, name, crash)
+        if victim == "summary":
+            import roembed.cli.fit as fit_module
+            monkeypatch.setattr(fit_module, "write_json", crash)
+    result = run(clean_votes, "--out", out, "--quiet", "--seed", 2)
+    assert result.exit_code != 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the old run, whole
+    check_output_set(out)
+
+
+def test_sigkill_during_the_write_leaves_one_consistent_set(clean_votes, tmp_path):
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    marker = tmp_path / "writing"
+    child = textwrap.dedent(f"""
+        import sys, time
+        import roembed.cli._report as report
+        original = report.write_csv
+        def slow(frame, path):
+            result = original(frame, path)
+            open({str(marker)!r}, "w").close()
+            time.sleep(60)
+            return result
+        report.write_csv = slow
+        sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
+        from roembed._entry import run
+        run()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": SRC})
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the child never reached the write"
+        staging = [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+        assert staging and (staging[0] / "embedding.csv").exists()  # killed in the middle of its set
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the old set, whole
+    # the next run into the same folder removes the killed run's staging folder
+    assert run(clean_votes, "--out", out, "--quiet", "--method", "soe").exit_code == 0
+    check_output_set(out)
+
+
+# -- results the data cannot support --------------------------------------------------------
+def write_triplets(path, rows, weight=None):
+    frame = pd.DataFrame(rows, columns=["anchor", "closer", "farther"])
+    if weight is not None:
+        frame["weight"] = weight
+    frame.to_csv(path, index=False)
+    return path
+
+
+def all_triplets(objects):
+    return [(a, b, c) for a in objects for b in objects for c in objects if len({a, b, c}) == 3 and b < c]
+
+
+def test_disconnected_groups_are_reported(tmp_path):
+    rows = all_triplets(range(5)) + all_triplets(range(5, 10))
+    result = run(write_triplets(tmp_path / "two.csv", rows), "--out", tmp_path / "o", "--method", "soe", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "2 groups with no comparison between them" in result.stderr and "two.csv" in result.stderr
+    emb = pd.read_csv(tmp_path / "o" / "embedding.csv")
+    assert emb["group"].tolist() == [0] * 5 + [1] * 5
+    summary = check_output_set(tmp_path / "o")
+    assert summary["n_groups"] == 2 and any("groups" in w for w in summary["warnings"])
+
+
+def test_pure_contradiction_is_reported(tmp_path):
+    rows = all_triplets(range(6))
+    rows += [(a, c, b) for a, b, c in rows]
+    result = run(write_triplets(tmp_path / "c.csv", rows), "--out", tmp_path / "o", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "pure contradiction" in result.stderr
+
+
+def test_unused_ids_are_reported_and_not_fitted(tmp_path):
+    ids = [0, 3, 17, 99, 1000, 5000, 77777, 123456, 654321, 999999]
+    rows = [(ids[a], ids[b], ids[c]) for a, b, c in all_triplets(range(10))[::3]]
+    result = run(write_triplets(tmp_path / "ids.csv", rows), "--out", tmp_path / "o", "--method", "soe", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "only 10 of the 1000000 object ids" in result.stderr
+    emb = pd.read_csv(tmp_path / "o" / "embedding.csv")
+    assert emb["object"].tolist() == ids and (emb["n_responses"] > 0).all()
+
+
+def test_a_few_unused_ids_are_reported(tmp_path):
+    rows = [r for r in all_triplets(range(8)) if 6 not in r]
+    result = run(write_triplets(tmp_path / "ids.csv", rows), "--out", tmp_path / "o", "--method", "soe", "--quiet")
+    assert result.exit_code == 0 and "1 of 8 objects appear in no comparison (e.g. 6)" in result.stderr
+
+
+def test_dim_not_below_the_objects_is_refused(tmp_path):
+    path = write_triplets(tmp_path / "small.csv", all_triplets(range(4)))
+    one_line_error(run(path, "--out", tmp_path / "o", "--dim", 4), "--dim 4", "only 4 objects", "--dim 3")
+    assert not (tmp_path / "o").exists()
+
+
+def test_extreme_weights_warn_and_report_both_errors(tmp_path):
+    rows = all_triplets(range(6))
+    weight = np.ones(len(rows))
+    weight[3] = 1e300
+    path = write_triplets(tmp_path / "w.csv", rows, weight)
+    result = run(path, "--out", tmp_path / "o", "--method", "soe")
+    assert result.exit_code == 0, result.output
+    assert "extreme weights" in result.stderr
+    summary = check_output_set(tmp_path / "o")
+    assert summary["train_error"] < 1e-6 < summary["train_error_unweighted"]
+    assert "unweighted" in result.stdout
