@@ -35,15 +35,15 @@ def demo(out, model, rate, seed, top, svg, quiet):
     started = time.perf_counter()
     output = open_output(out)  # fails now, not after the fit, when --out cannot be written
     try:
-        _demo(output.folder, out, model, rate, seed, top, svg, quiet, started)
+        files = _demo(output.folder, model, rate, seed, top, svg, quiet, started)
         output.commit()
     except BaseException:
         output.discard()
         raise
-    click.echo(f"wrote the plots, tables and summary.json to {out}")
+    click.echo(f"wrote {', '.join(files)} to {out}")
 
 
-def _demo(folder, out, model, rate, seed, top, svg, quiet, started):
+def _demo(folder, model, rate, seed, top, svg, quiet, started):
     from ..experiments import make_synthetic
     from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
 
@@ -85,3 +85,4 @@ def _demo(folder, out, model, rate, seed, top, svg, quiet, started):
     summary.update(fit_seconds=round(fit_seconds, 2), seconds=round(time.perf_counter() - started, 2))
     summary["files"] = sorted({p.name for p in files} | {"summary.json"})
     write_json(summary, folder / "summary.json")
+    return summary["files"]
