@@ -278,11 +278,16 @@ def knn_agreement_per_object(reference, X, k: int = 10) -> np.ndarray:
     return hits / k
 
 
-def _neighbours(X: np.ndarray, k: int) -> np.ndarray:
+def _neighbours(X: np.ndarray, k: int, chunk: int = 1024) -> np.ndarray:
+    """(n, k) indices of each row's ``k`` nearest other rows (unordered), ``chunk`` rows at a time."""
     sq = np.sum(X ** 2, axis=1)
-    d = sq[:, None] + sq[None, :] - 2.0 * X @ X.T
-    np.fill_diagonal(d, np.inf)
-    return np.argpartition(d, k - 1, axis=1)[:, :k]
+    out = np.empty((len(X), k), dtype=np.int64)
+    for start in range(0, len(X), chunk):
+        rows = np.arange(start, min(start + chunk, len(X)))
+        d = sq[rows, None] + sq[None, :] - 2.0 * X[rows] @ X.T
+        d[np.arange(len(rows)), rows] = np.inf
+        out[rows] = np.argpartition(d, k - 1, axis=1)[:, :k]
+    return out
 
 
 # -- outlier detection ------------------------------------------------------------------------------

@@ -1,0 +1,366 @@
+r"""How sure is this map: uncertainty of a fitted embedding by resampling.
+
+:func:`bootstrap` refits an estimator on ``n_replicates`` bootstrap resamples of the
+comparisons and reads off how much each result moves:
+
+1. **Resampling unit** (``unit``): whole *queries* (default: all votes on one comparison,
+   both directions, stay together, since they are not independent), whole *annotators*
+   (each person's answers together), or *objects* (every response is owned by its first
+   object -- the anchor of a triplet, the head of a salmon query -- and objects' response
+   sets are drawn).  A unit drawn ``c`` times enters with its responses' weights times
+   ``c`` (rows are never repeated); units not drawn are the replicate's *out-of-bag* data.
+2. **Refit**, warm-started from the full fit (``init=`` the full embedding, for estimators
+   that accept an initial embedding), so every replicate lands in the basin of the full
+   fit instead of a relabelled copy of it.
+3. **Align** every replicate to the full fit by orthogonal Procrustes with translation and
+   scaling (:func:`roembed.metrics.procrustes`): an embedding is only defined up to them.
+
+From the aligned replicates :math:`\hat X^{*b}` (``b = 1..B``):
+
+* per object, the covariance :math:`\Sigma_i` of :math:`\hat x^{*b}_i` and a confidence
+  region :math:`\{x : (x - c_i)^T \Sigma_i^{-1} (x - c_i) \le r^2\}` (an ellipse for
+  ``p = 2``; for ``p > 2`` an ellipsoid, summarised by its largest and smallest semi-axis,
+  its volume-equivalent radius and its shadow on the plotted plane);
+* per object a **stability** score: the mean share of its ``k`` nearest neighbours in the
+  full fit that are still among its ``k`` nearest in a replicate (1: the neighbourhood never
+  changes; about ``k / n`` when it is random), and its **dispersion**, the RMS displacement
+  :math:`\sqrt{\mathrm{tr}\,\Sigma_i}` relative to the RMS radius of the embedding;
+* per comparison (edge of the full graph), how often it is flagged as an outlier among the
+  replicates that contain it (robust estimators);
+* per annotator, a percentile interval of the agreement with the replicate embeddings
+  (on the replicate's own, resampled responses);
+* an interval on the held-out error: the out-of-bag error of each replicate (each fitted on
+  about 63% of the distinct units, so slightly pessimistic), percentile interval.
+
+Calibration of the regions (``calibration``)
+--------------------------------------------
+``"chi2"``
+    Centre :math:`c_i = \hat x_i` (the full fit), :math:`r^2 = \chi^2_p(1-\alpha)`: the
+    textbook normal region; it ignores the estimation of :math:`\Sigma_i` from ``B``
+    replicates and the bias of the estimator.
+``"pivotal"`` (default)
+    The basic (pivotal) bootstrap: the distribution of :math:`\hat X^{*} - \hat X` stands in
+    for that of :math:`\hat X - X`, so the region for the true position is centred at the
+    bias-corrected :math:`c_i = 2\hat x_i - \bar x^{*}_i`, and its radius is the Hotelling
+    prediction quantile for a new draw given a mean and covariance estimated from ``B``
+    draws, :math:`r^2 = \frac{p (B - 1)(B + 1)}{B (B - p)} F_{p, B - p}(1 - \alpha)`
+    (tends to :math:`\chi^2_p` as ``B`` grows).  Both corrections follow from the bootstrap
+    principle and the sample size alone; neither was tuned.
+
+Scaling out: the replicates run through joblib (``n_jobs``), with whatever backend is
+active (``joblib.parallel_config(backend="dask")`` for a Dask cluster; see ``docs/uncertainty.md``).
+Each replicate's seed is drawn from ``random_state`` up front and BLAS runs with
+``threads_per_fit`` threads inside every replicate, so the results do not depend on the
+backend or the number of workers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy.stats import chi2, f as f_dist
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
+
+from .data import Comparisons, as_comparisons
+from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
+from .model_selection import response_groups
+
+UNITS = ("query", "annotator", "object")
+CALIBRATIONS = ("pivotal", "chi2")
+
+
+def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarray:
+    """An integer unit id per response (0..U-1): its query, its annotator, or its first object."""
+    if unit == "object":
+        ids = comparisons.quadruplets[:, 0]
+    elif unit in ("query", "annotator"):
+        ids = response_groups(comparisons, unit)
+    else:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    return np.unique(ids, return_inverse=True)[1].reshape(-1)
+
+
+def replicate_seeds(random_state, n_replicates: int) -> list[int]:
+    """One independent integer seed per replicate, from ``random_state`` (an int, or None for fresh entropy)."""
+    if isinstance(random_state, np.random.RandomState):
+        random_state = int(random_state.randint(2 ** 31))
+    ss = np.random.SeedSequence(random_state)
+    return [int(s.generate_state(1)[0]) for s in ss.spawn(n_replicates)]
+
+
+def resample(comparisons: Comparisons, units: np.ndarray, seed: int):
+    """``(sample, in_bag)``: units drawn with replacement; a unit drawn ``c`` times has its weights times ``c``."""
+    n_units = int(units.max()) + 1
+    count = np.bincount(np.random.default_rng(seed).integers(0, n_units, n_units), minlength=n_units)
+    mult = count[units]
+    in_bag = mult > 0
+    sample = comparisons[in_bag]
+    return sample.with_weight(sample.weight * mult[in_bag]), in_bag
+
+
+def _warm(estimator, X0: np.ndarray):
+    """``estimator`` started from ``X0`` where it takes an initial embedding (``init``)."""
+    if "init" in estimator.get_params(deep=False):
+        return estimator.set_params(init=np.array(X0))
+    return estimator
+
+
+def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int, reference: np.ndarray,
+               full_response_edge: np.ndarray, annotator_code, k: int, threads: int) -> dict:
+    """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
+    sample, in_bag = resample(comparisons, units, seed)
+    with threadpool_limits(limits=threads):
+        est = _warm(clone(estimator), reference).fit(sample)
+        X = np.asarray(est.embedding_, dtype=np.float64)
+        aligned = procrustes(reference, X).apply(X)
+        neighbours = knn_agreement_per_object(reference, aligned, k) if k else None
+    out = {"aligned": aligned, "stability": neighbours, "seed": seed}
+    mask = getattr(est, "outlier_mask_", None)
+    if mask is not None:  # flags mapped back to the edges of the full graph
+        edge = np.full(len(est.graph_), -1, dtype=np.int64)
+        edge[est.graph_.response_edge] = full_response_edge[in_bag]
+        out["edges"], out["flagged"] = edge, np.asarray(mask, bool)
+    ok = satisfied(X, sample)
+    if annotator_code is not None:
+        code, n_ann = annotator_code
+        who = code[in_bag]
+        out["annotator_num"] = np.bincount(who, weights=sample.weight * ok, minlength=n_ann)
+        out["annotator_den"] = np.bincount(who, weights=sample.weight, minlength=n_ann)
+    oob = comparisons[~in_bag] if (~in_bag).any() else None
+    out["oob_error"] = float(np.average(~satisfied(X, oob), weights=oob.weight)) \
+        if oob is not None and oob.weight.sum() > 0 else float("nan")
+    return out
+
+
+@dataclass
+class BootstrapResult:
+    """Replicates of a bootstrap, aligned to the full fit, and what they say (see the module docstring).
+
+    ``estimator`` is the full fit, ``embedding`` its embedding (the reference frame),
+    ``replicates`` the aligned replicate embeddings (B, n, p).
+    """
+
+    estimator: object
+    embedding: np.ndarray
+    replicates: np.ndarray
+    unit: str
+    confidence: float
+    calibration: str
+    seeds: list
+    stability_per_replicate: np.ndarray | None = None
+    flag_counts: np.ndarray | None = None  # (E,) times flagged
+    present_counts: np.ndarray | None = None  # (E,) replicates containing the edge
+    annotator_agreement: np.ndarray | None = None  # (B, A), NaN where absent
+    annotator_ids: np.ndarray | None = None
+    oob_errors: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def n_replicates(self) -> int:
+        return len(self.replicates)
+
+    @property
+    def used_objects(self) -> np.ndarray:
+        return self.estimator.graph_.comparisons.used_objects
+
+    # -- positions ---------------------------------------------------------------------------
+    @property
+    def covariances(self) -> np.ndarray:
+        """(n, p, p): covariance of each object's aligned replicate positions."""
+        R = self.replicates - self.replicates.mean(axis=0)
+        return np.einsum("bip,biq->ipq", R, R) / max(self.n_replicates - 1, 1)
+
+    @property
+    def centres(self) -> np.ndarray:
+        """(n, p): the centres of the regions (see ``calibration``)."""
+        if self.calibration == "pivotal":
+            return 2.0 * self.embedding - self.replicates.mean(axis=0)
+        return self.embedding
+
+    @property
+    def radius2(self) -> float:
+        """The squared Mahalanobis radius of the regions (see ``calibration``)."""
+        p, B = self.embedding.shape[1], self.n_replicates
+        if self.calibration == "pivotal" and B > p:
+            return float(p * (B - 1) * (B + 1) / (B * (B - p)) * f_dist.ppf(self.confidence, p, B - p))
+        return float(chi2.ppf(self.confidence, p))
+
+    def mahalanobis2(self, points) -> np.ndarray:
+        """Squared Mahalanobis distance of each object's point (in the reference frame) from its region's centre."""
+        diff = np.asarray(points, float) - self.centres
+        cov = self.covariances
+        ridge = 1e-12 * np.trace(cov, axis1=1, axis2=2)[:, None, None] * np.eye(cov.shape[1]) + 1e-300
+        return np.einsum("ip,ip->i", diff, np.linalg.solve(cov + ridge, diff[..., None])[..., 0])
+
+    def contains(self, points, align: bool = True) -> np.ndarray:
+        """Per object: is its point inside its confidence region?  ``align`` first maps ``points``
+        (e.g. the true positions) onto the full fit by Procrustes with scaling."""
+        points = np.asarray(points, float)
+        if align:
+            points = procrustes(self.embedding, points).apply(points)
+        return self.mahalanobis2(points) <= self.radius2
+
+    def coverage(self, points, align: bool = True) -> float:
+        """Share of the used objects whose (aligned) point lies in its region."""
+        return float(self.contains(points, align)[self.used_objects].mean())
+
+    def stability(self) -> np.ndarray:
+        """(n,): mean share of each object's nearest neighbours kept in the replicates."""
+        if self.stability_per_replicate is None:
+            raise AttributeError("stability was not computed (k=0)")
+        return self.stability_per_replicate.mean(axis=0)
+
+    def objects(self) -> pd.DataFrame:
+        """One row per object: position, region summary, stability, dispersion, number of responses.
+
+        ``axis_major``/``axis_minor``: the largest and smallest semi-axes of the region;
+        ``radius``: the radius of the ball of the same volume; for ``p = 2``, ``angle`` (degrees)
+        of the major axis.  Objects without comparisons are NaN.
+        """
+        X, cov, r2 = self.embedding, self.covariances, self.radius2
+        n, p = X.shape
+        eig = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
+        axes = np.sqrt(r2 * eig)
+        table = pd.DataFrame(X, columns=[f"x{d + 1}" for d in range(p)])
+        names = self.estimator.graph_.object_names
+        if names is not None:
+            table.insert(0, "name", list(names))
+        table["axis_major"], table["axis_minor"] = axes[:, -1], axes[:, 0]
+        table["radius"] = np.exp(np.log(np.maximum(axes, 1e-300)).mean(axis=1))
+        if p == 2:
+            vecs = np.linalg.eigh(cov)[1][:, :, -1]
+            table["angle"] = np.degrees(np.arctan2(vecs[:, 1], vecs[:, 0]))
+        radius = np.sqrt(np.sum((X - X[self.used_objects].mean(axis=0)) ** 2, axis=1)[self.used_objects].mean())
+        table["dispersion"] = np.sqrt(np.trace(cov, axis1=1, axis2=2)) / radius
+        if self.stability_per_replicate is not None:
+            table["stability"] = self.stability()
+        counts = np.bincount(self.estimator.graph_.comparisons.quadruplets.reshape(-1), minlength=n)
+        table["n_comparisons"] = counts
+        unused = np.setdiff1d(np.arange(n), self.used_objects)
+        table.loc[unused, [c for c in table.columns if c not in ("name", "n_comparisons")]] = np.nan
+        table.index.name = "object"
+        return table
+
+    def ellipses_2d(self, basis=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(centres, covariances)`` projected on a plane (``basis``: (p, 2), default the first two
+        coordinates), scaled so that ``x^T C^{-1} x <= 1`` is the shadow of the region."""
+        p = self.embedding.shape[1]
+        V = np.eye(p)[:, :min(2, p)] if basis is None else np.asarray(basis, float)
+        cov = np.einsum("pa,ipq,qb->iab", V, self.covariances, V) * self.radius2
+        return self.centres @ V, cov
+
+    # -- comparisons, annotators, error -----------------------------------------------------------
+    def flag_frequency(self) -> pd.DataFrame:
+        """Per edge of the full graph: replicates containing it, times flagged, and the frequency."""
+        if self.flag_counts is None:
+            raise AttributeError(f"{type(self.estimator).__name__} does not flag comparisons")
+        graph = self.estimator.graph_
+        table = graph.edge_table()
+        table["flagged_in_full_fit"] = np.asarray(self.estimator.outlier_mask_, bool)
+        table["n_replicates"] = self.present_counts
+        table["n_flagged"] = self.flag_counts
+        with np.errstate(invalid="ignore", divide="ignore"):
+            table["flag_frequency"] = self.flag_counts / self.present_counts
+        return table.sort_values("flag_frequency", ascending=False, kind="stable").reset_index(drop=True)
+
+    def annotators(self) -> pd.DataFrame:
+        """Per annotator: median agreement over replicates and its percentile interval (least reliable first)."""
+        if self.annotator_agreement is None:
+            raise AttributeError("the comparisons have no annotator ids")
+        a = self.annotator_agreement
+        lo, hi = (1 - self.confidence) / 2, (1 + self.confidence) / 2
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                table = pd.DataFrame({
+                    "annotator": self.annotator_ids,
+                    "n_replicates": np.sum(~np.isnan(a), axis=0),
+                    "agreement": np.nanmedian(a, axis=0),
+                    "agreement_low": np.nanquantile(a, lo, axis=0),
+                    "agreement_high": np.nanquantile(a, hi, axis=0),
+                })
+        return table.sort_values(["agreement_high", "agreement"], kind="stable").reset_index(drop=True)
+
+    def heldout_error(self) -> Interval:
+        """Out-of-bag error: the median over replicates and the percentile interval at ``confidence``."""
+        e = self.oob_errors[~np.isnan(self.oob_errors)]
+        if not len(e):
+            return Interval(float("nan"), float("nan"), float("nan"), self.confidence)
+        lo, hi = np.quantile(e, [(1 - self.confidence) / 2, (1 + self.confidence) / 2])
+        return Interval(float(np.median(e)), float(lo), float(hi), self.confidence)
+
+
+def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
+              calibration: str = "pivotal", k: int = 10, fitted=None, n_jobs=None, threads_per_fit: int = 1,
+              random_state=None, verbose: int = 0) -> BootstrapResult:
+    """Bootstrap uncertainty of ``estimator`` on ``comparisons`` (see the module docstring).
+
+    Parameters
+    ----------
+    estimator
+        An unfitted roembed estimator (cloned; never modified).
+    comparisons : Comparisons or array
+    n_replicates : int
+    unit : "query", "annotator" or "object"
+    confidence : float
+        Level of the regions and intervals (0.9: 90%).
+    calibration : "pivotal" or "chi2"
+    k : int
+        Neighbours for the stability score (0 skips it; capped at ``n - 1``).
+    fitted : estimator, optional
+        The full fit, if already done (must have been fitted on ``comparisons``).
+    n_jobs : int
+        joblib workers (the active joblib backend is used: processes by default, Dask inside
+        ``joblib.parallel_config(backend="dask")``).
+    threads_per_fit : int
+        BLAS threads inside each replicate.
+    random_state : int or None
+    """
+    comparisons = as_comparisons(comparisons)
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    if not (isinstance(n_replicates, (int, np.integer)) and n_replicates >= 2):
+        raise ValueError(f"n_replicates must be an integer >= 2, got {n_replicates!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    full = fitted if fitted is not None else clone(estimator).fit(comparisons)
+    reference = np.asarray(full.embedding_, dtype=np.float64)
+    n = len(reference)
+    units = resampling_units(comparisons, unit)
+    annotator_code, annotator_ids = None, None
+    if comparisons.annotator is not None:
+        annotator_ids, code = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
+        annotator_code = (code.reshape(-1), len(annotator_ids))
+    k = min(int(k), len(comparisons.used_objects) - 1)
+    seeds = replicate_seeds(random_state, n_replicates)
+    full_response_edge = np.asarray(full.graph_.response_edge)
+    results = Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_replicate)(estimator, comparisons, units, seed, reference, full_response_edge, annotator_code,
+                            max(k, 0), threads_per_fit) for seed in seeds)
+    result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
+                             calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]))
+    if k > 0:
+        result.stability_per_replicate = np.stack([r["stability"] for r in results])
+    if "flagged" in results[0]:
+        n_edges = len(full.graph_)
+        result.flag_counts, result.present_counts = np.zeros(n_edges, np.int64), np.zeros(n_edges, np.int64)
+        for r in results:
+            np.add.at(result.present_counts, r["edges"], 1)
+            np.add.at(result.flag_counts, r["edges"][r["flagged"]], 1)
+    if annotator_code is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result.annotator_agreement = np.stack([np.where(r["annotator_den"] > 0, r["annotator_num"]
+                                                            / r["annotator_den"], np.nan) for r in results])
+        result.annotator_ids = annotator_ids
+    del n
+    return result
+
+
+__all__ = ["bootstrap", "BootstrapResult", "resample", "resampling_units", "replicate_seeds", "UNITS",
+           "CALIBRATIONS"]
