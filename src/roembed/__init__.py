@@ -15,6 +15,8 @@ _EXPORTS = {
                      "to_cblearn"),
     "roembed.estimators": ("GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding",
                            "RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "ROE"),
+    "roembed.uncertainty": ("bootstrap",),
+    "roembed.dimension": ("select_dimension",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = ["__version__", *_WHERE]

@@ -34,18 +34,22 @@ From the aligned replicates :math:`\hat X^{*b}` (``b = 1..B``):
 
 Calibration of the regions (``calibration``)
 --------------------------------------------
+``"hotelling"`` (default)
+    Centre :math:`c_i = \hat x_i` (the full fit).  The shape is the covariance of the ``B``
+    replicates shrunk towards its isotropic part,
+    :math:`\Sigma_i = (1 - \delta_i) S_i + \delta_i \frac{\mathrm{tr} S_i}{p} I`, with the
+    Ledoit--Wolf intensity :math:`\delta_i` (estimated from the replicates themselves: a
+    ``p x p`` covariance from 100 replicates in 10 dimensions has noisy small eigenvalues,
+    which a plain inverse turns into too-small regions), and the radius is the Hotelling
+    prediction quantile for a new draw when mean and covariance are estimated from ``B``
+    draws, :math:`r^2 = \frac{p (B - 1)(B + 1)}{B (B - p)} F_{p, B - p}(1 - \alpha)` (it tends
+    to :math:`\chi^2_p` as ``B`` grows).  Both corrections follow from the number of
+    replicates and dimensions alone; neither has a tuned constant.
 ``"chi2"``
-    Centre :math:`c_i = \hat x_i` (the full fit), :math:`r^2 = \chi^2_p(1-\alpha)`: the
-    textbook normal region; it ignores the estimation of :math:`\Sigma_i` from ``B``
-    replicates and the bias of the estimator.
-``"pivotal"`` (default)
-    The basic (pivotal) bootstrap: the distribution of :math:`\hat X^{*} - \hat X` stands in
-    for that of :math:`\hat X - X`, so the region for the true position is centred at the
-    bias-corrected :math:`c_i = 2\hat x_i - \bar x^{*}_i`, and its radius is the Hotelling
-    prediction quantile for a new draw given a mean and covariance estimated from ``B``
-    draws, :math:`r^2 = \frac{p (B - 1)(B + 1)}{B (B - p)} F_{p, B - p}(1 - \alpha)`
-    (tends to :math:`\chi^2_p` as ``B`` grows).  Both corrections follow from the bootstrap
-    principle and the sample size alone; neither was tuned.
+    The textbook normal region: the plain sample covariance and :math:`r^2 = \chi^2_p(1-\alpha)`.
+
+What no resampling can see is the estimator's bias: where contamination distorts the
+full fit, every replicate is distorted alike.  Measured coverage is in ``docs/uncertainty.md``.
 
 Scaling out: the replicates run through joblib (``n_jobs``), with whatever backend is
 active (``joblib.parallel_config(backend="dask")`` for a Dask cluster; see ``docs/uncertainty.md``).
@@ -68,19 +72,23 @@ from .data import Comparisons, as_comparisons
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
 
-UNITS = ("query", "annotator", "object")
-CALIBRATIONS = ("pivotal", "chi2")
+UNITS = ("query", "annotator", "object", "query+annotator")
+CALIBRATIONS = ("hotelling", "chi2")
 
 
 def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarray:
-    """An integer unit id per response (0..U-1): its query, its annotator, or its first object."""
-    if unit == "object":
-        ids = comparisons.quadruplets[:, 0]
-    elif unit in ("query", "annotator"):
-        ids = response_groups(comparisons, unit)
-    else:
+    """Unit ids per response, (m, f) with one column per crossed factor (0..U-1 in each).
+
+    ``"query"``, ``"annotator"``, ``"object"`` (the first object of the response) give one
+    column; ``"query+annotator"`` gives both, resampled independently (a crossed design).
+    """
+    if unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
-    return np.unique(ids, return_inverse=True)[1].reshape(-1)
+    columns = []
+    for factor in unit.split("+"):
+        ids = comparisons.quadruplets[:, 0] if factor == "object" else response_groups(comparisons, factor)
+        columns.append(np.unique(ids, return_inverse=True)[1].reshape(-1))
+    return np.stack(columns, axis=1)
 
 
 def replicate_seeds(random_state, n_replicates: int) -> list[int]:
@@ -92,10 +100,14 @@ def replicate_seeds(random_state, n_replicates: int) -> list[int]:
 
 
 def resample(comparisons: Comparisons, units: np.ndarray, seed: int):
-    """``(sample, in_bag)``: units drawn with replacement; a unit drawn ``c`` times has its weights times ``c``."""
-    n_units = int(units.max()) + 1
-    count = np.bincount(np.random.default_rng(seed).integers(0, n_units, n_units), minlength=n_units)
-    mult = count[units]
+    """``(sample, in_bag)``: units drawn with replacement, independently per factor (column of ``units``);
+    a response whose units are drawn ``c_1, c_2, ...`` times enters with its weight times ``c_1 c_2 ...``."""
+    units = np.asarray(units).reshape(len(units), -1)
+    rng = np.random.default_rng(seed)
+    mult = np.ones(len(units), dtype=np.int64)
+    for column in units.T:
+        n_units = int(column.max()) + 1
+        mult *= np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)[column]
     in_bag = mult > 0
     sample = comparisons[in_bag]
     return sample.with_weight(sample.weight * mult[in_bag]), in_bag
@@ -109,11 +121,12 @@ def _warm(estimator, X0: np.ndarray):
 
 
 def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int, reference: np.ndarray,
-               full_response_edge: np.ndarray, annotator_code, k: int, threads: int) -> dict:
+               full_response_edge: np.ndarray, annotator_code, k: int, threads: int, warm_start: bool) -> dict:
     """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
     sample, in_bag = resample(comparisons, units, seed)
     with threadpool_limits(limits=threads):
-        est = _warm(clone(estimator), reference).fit(sample)
+        est = clone(estimator)
+        est = (_warm(est, reference) if warm_start else est.set_params(random_state=seed)).fit(sample)
         X = np.asarray(est.embedding_, dtype=np.float64)
         aligned = procrustes(reference, X).apply(X)
         neighbours = knn_agreement_per_object(reference, aligned, k) if k else None
@@ -167,23 +180,44 @@ class BootstrapResult:
 
     # -- positions ---------------------------------------------------------------------------
     @property
-    def covariances(self) -> np.ndarray:
-        """(n, p, p): covariance of each object's aligned replicate positions."""
+    def sample_covariances(self) -> np.ndarray:
+        """(n, p, p): the sample covariance of each object's aligned replicate positions."""
         R = self.replicates - self.replicates.mean(axis=0)
         return np.einsum("bip,biq->ipq", R, R) / max(self.n_replicates - 1, 1)
 
     @property
+    def shrinkage(self) -> np.ndarray:
+        """(n,): the Ledoit--Wolf intensity of each object's covariance (0 for ``calibration="chi2"``)."""
+        n, p = self.embedding.shape
+        if self.calibration == "chi2" or p == 1:
+            return np.zeros(n)
+        R = self.replicates - self.replicates.mean(axis=0)
+        B = self.n_replicates
+        S = np.einsum("bip,biq->ipq", R, R) / B
+        mu = np.trace(S, axis1=1, axis2=2) / p
+        delta2 = np.sum((S - mu[:, None, None] * np.eye(p)) ** 2, axis=(1, 2)) / p
+        beta2 = (np.sum(np.sum(R ** 2, axis=2) ** 2, axis=0) - B * np.sum(S ** 2, axis=(1, 2))) / (B * B * p)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(delta2 > 0, np.minimum(beta2, delta2) / delta2, 1.0)
+
+    @property
+    def covariances(self) -> np.ndarray:
+        """(n, p, p): the shape of each object's region (see ``calibration``)."""
+        S = self.sample_covariances
+        p = S.shape[1]
+        d = self.shrinkage[:, None, None]
+        return (1 - d) * S + d * (np.trace(S, axis1=1, axis2=2) / p)[:, None, None] * np.eye(p)
+
+    @property
     def centres(self) -> np.ndarray:
-        """(n, p): the centres of the regions (see ``calibration``)."""
-        if self.calibration == "pivotal":
-            return 2.0 * self.embedding - self.replicates.mean(axis=0)
+        """(n, p): the centres of the regions: the full fit."""
         return self.embedding
 
     @property
     def radius2(self) -> float:
         """The squared Mahalanobis radius of the regions (see ``calibration``)."""
         p, B = self.embedding.shape[1], self.n_replicates
-        if self.calibration == "pivotal" and B > p:
+        if self.calibration == "hotelling" and B > p:
             return float(p * (B - 1) * (B + 1) / (B * (B - p)) * f_dist.ppf(self.confidence, p, B - p))
         return float(chi2.ppf(self.confidence, p))
 
@@ -233,7 +267,7 @@ class BootstrapResult:
             vecs = np.linalg.eigh(cov)[1][:, :, -1]
             table["angle"] = np.degrees(np.arctan2(vecs[:, 1], vecs[:, 0]))
         radius = np.sqrt(np.sum((X - X[self.used_objects].mean(axis=0)) ** 2, axis=1)[self.used_objects].mean())
-        table["dispersion"] = np.sqrt(np.trace(cov, axis1=1, axis2=2)) / radius
+        table["dispersion"] = np.sqrt(np.trace(self.sample_covariances, axis1=1, axis2=2)) / radius
         if self.stability_per_replicate is not None:
             table["stability"] = self.stability()
         counts = np.bincount(self.estimator.graph_.comparisons.quadruplets.reshape(-1), minlength=n)
@@ -295,7 +329,7 @@ class BootstrapResult:
 
 
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
-              calibration: str = "pivotal", k: int = 10, fitted=None, n_jobs=None, threads_per_fit: int = 1,
+              calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
               random_state=None, verbose: int = 0) -> BootstrapResult:
     """Bootstrap uncertainty of ``estimator`` on ``comparisons`` (see the module docstring).
 
@@ -308,7 +342,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     unit : "query", "annotator" or "object"
     confidence : float
         Level of the regions and intervals (0.9: 90%).
-    calibration : "pivotal" or "chi2"
+    calibration : "hotelling" or "chi2"
     k : int
         Neighbours for the stability score (0 skips it; capped at ``n - 1``).
     fitted : estimator, optional
@@ -342,7 +376,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     full_response_edge = np.asarray(full.graph_.response_edge)
     results = Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_replicate)(estimator, comparisons, units, seed, reference, full_response_edge, annotator_code,
-                            max(k, 0), threads_per_fit) for seed in seeds)
+                            max(k, 0), threads_per_fit, warm_start) for seed in seeds)
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
                              calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]))
     if k > 0:

@@ -9,7 +9,7 @@ triplets / quadruplets (optionally with cblearn-style responses ``y``).
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import ComparisonGraph, as_comparisons
@@ -57,14 +57,33 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
     """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons."""
 
     def fit(self, X, y=None, sample_weight=None):
-        """Fits the embedding to comparisons ``X`` (see the module docstring)."""
+        """Fits the embedding to comparisons ``X`` (see the module docstring).
+
+        ``n_components="auto"`` first chooses the dimension with
+        :func:`roembed.dimension.select_dimension` (query-grouped 5-fold cross-validation of this
+        estimator, one-standard-error rule), stored in ``n_components_`` and ``dimension_selection_``.
+        """
         comparisons = as_comparisons(X, y, sample_weight)
+        if isinstance(self.n_components, str) and self.n_components == "auto":
+            return self._fit_auto_dimension(comparisons)
         self._check_params()
+        self.n_components_ = self.n_components
         self.n_objects_ = comparisons.n_objects
         self.object_names_ = comparisons.object_names
         self.graph_ = comparisons.aggregate()
         warn_data_problems(self.graph_, self.n_components)
         self._fit_graph(self.graph_)
+        return self
+
+    def _fit_auto_dimension(self, comparisons):
+        from ..dimension import select_dimension
+
+        selection = select_dimension(self, comparisons, random_state=getattr(self, "random_state", None))
+        fitted = clone(self).set_params(n_components=selection.n_components).fit(comparisons)
+        for key, value in vars(fitted).items():
+            if key.endswith("_") and not key.startswith("_"):
+                setattr(self, key, value)
+        self.dimension_selection_ = selection
         return self
 
     def _check_params(self) -> None:

@@ -1,0 +1,177 @@
+r"""How many dimensions: held-out error per dimension, by query-grouped cross-validation.
+
+:func:`select_dimension` fits ``estimator`` with ``n_components = p`` on the training
+folds of :class:`~roembed.model_selection.GroupedKFold` (whole queries per fold) for
+``p = 1, 2, ...`` and scores the held-out responses.  Every query is held out exactly
+once, so each dimension gets one held-out error :math:`e_q(p)` per query (vote-weighted
+over its responses), and dimensions are compared *paired by query*.
+
+Rule (``rule="1se"``, the one-standard-error rule of Breiman et al., paired): let
+:math:`p^*` minimise the mean held-out error :math:`\bar e(p)`; choose the smallest
+``p`` with
+
+.. math::  \bar e(p) - \bar e(p^*) \le \mathrm{SE}\big(e_q(p) - e_q(p^*)\big),
+
+the standard error of the mean paired difference over queries (weights: the queries'
+votes, effective size :math:`(\sum_q w_q)^2/\sum_q w_q^2`).  A smaller model is kept
+unless the data show it is worse by more than their own noise.  ``rule="min"`` returns
+:math:`p^*`.
+
+Dimensions are tried in increasing order and the search stops ``patience`` dimensions
+after the last improvement of the minimum (the curve of held-out error is flat or rising
+beyond the true dimension), so a 10-dimensional answer costs about 12 dimensions of fits.
+
+Low-dimensional fits from random starts get stuck in local minima (objects cannot pass each
+other in one or two dimensions), which would make the true dimension look worse than the next.
+For estimators that take a start (``init``), a second pass goes downwards and refits every
+dimension ``p`` of every fold from the top ``p`` principal coordinates of that fold's fit at
+``p + 1``, keeping the fit with the lower *training* objective (about twice the fits).
+
+Contamination: pass a robust estimator (the default is
+:class:`~roembed.estimators.RobustOrdinalEmbedding`); the held-out responses are
+contaminated too, but equally for every dimension, so the comparison stays paired and fair.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from threadpoolctl import threadpool_limits
+
+from .data import as_comparisons
+from .metrics import satisfied
+from .model_selection import GroupedKFold
+
+RULES = ("1se", "min")
+
+
+@dataclass
+class DimensionSelection:
+    """Outcome of :func:`select_dimension`.
+
+    ``table``: one row per dimension tried (``n_components, error, se_vs_best, fold_errors``),
+    ``n_components``: the chosen dimension, ``best``: the dimension of least error, ``rule``.
+    """
+
+    table: pd.DataFrame
+    n_components: int
+    best: int
+    rule: str
+
+
+def _fold_fit(estimator, comparisons, train, test, threads, init=None):
+    """Fits on ``train`` (from ``init`` if given); ``(embedding, training objective, 1 per violated test response)``."""
+    with threadpool_limits(limits=threads):
+        est = clone(estimator)
+        if init is not None:
+            est.set_params(init=init)
+        est.fit(comparisons[train])
+    X = np.asarray(est.embedding_)
+    return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test])
+
+
+def principal_start(X: np.ndarray, p: int) -> np.ndarray:
+    """The top-``p`` principal coordinates of ``X``: a start for a ``p``-dimensional fit."""
+    Xc = X - X.mean(axis=0)
+    U, S, _ = np.linalg.svd(Xc, full_matrices=False)
+    return U[:, :p] * S[:p]
+
+
+def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: int = 5, rule: str = "1se",
+                     patience: int = 2, n_jobs=None, threads_per_fit: int = 1, random_state=None
+                     ) -> DimensionSelection:
+    """Chooses ``n_components`` by query-grouped cross-validation (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : roembed estimator, optional
+        Cloned with each ``n_components``; default ``RobustOrdinalEmbedding(random_state=random_state)``.
+    comparisons : Comparisons or array
+    dimensions : iterable of int, optional
+        Candidates, tried in increasing order (default ``1 .. min(20, n_objects - 1)``, with early stopping).
+    cv : int
+        Folds of whole queries (:class:`~roembed.model_selection.GroupedKFold`, seeded by ``random_state``).
+    rule : "1se" or "min"
+    patience : int or None
+        Stop this many dimensions after the last improvement (None: try them all).
+    n_jobs : int
+        joblib workers over the folds of one dimension (any active joblib backend).
+    """
+    if comparisons is None:
+        raise ValueError("select_dimension needs comparisons")
+    comparisons = as_comparisons(comparisons)
+    if estimator is None:
+        from .estimators import RobustOrdinalEmbedding
+
+        estimator = RobustOrdinalEmbedding(random_state=random_state)
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    n_used = len(comparisons.used_objects)
+    dims = list(range(1, min(20, n_used - 1) + 1)) if dimensions is None else sorted(set(int(d) for d in dimensions))
+    if not dims or dims[0] < 1:
+        raise ValueError(f"dimensions must be positive integers, got {dimensions!r}")
+    splits = list(GroupedKFold(cv, random_state=random_state).split(comparisons))
+    graph = comparisons.aggregate()
+    query = np.unique(graph.response_query, return_inverse=True)[1].reshape(-1)
+    w = comparisons.weight
+    w_q = np.bincount(query, weights=w)
+    keep = w_q > 0
+    wq = w_q[keep]
+
+    def query_errors(wrong):
+        return np.bincount(query, weights=w * wrong, minlength=len(w_q))[keep] / wq
+
+    fits = {}  # (p, fold) -> (embedding, objective, wrong per test response)
+    tried = []
+    with Parallel(n_jobs=n_jobs) as parallel:
+        for p in dims:
+            est = clone(estimator).set_params(n_components=p)
+            out = parallel(delayed(_fold_fit)(est, comparisons, tr, te, threads_per_fit) for tr, te in splits)
+            fits.update({(p, f): o for f, o in enumerate(out)})
+            tried.append(p)
+            means = [np.average(query_errors(_wrong(fits, q, splits, len(w))), weights=wq) for q in tried]
+            if patience is not None and len(means) - 1 - int(np.argmin(means)) >= patience:
+                break
+        if "init" in estimator.get_params(deep=False):
+            _descend(estimator, comparisons, splits, tried, fits, parallel, threads_per_fit)
+    errors = [query_errors(_wrong(fits, p, splits, len(w))) for p in tried]
+    fold_errors = [[float(np.average(fits[p, f][2], weights=w[te])) for f, (_, te) in enumerate(splits)]
+                   for p in tried]
+    E = np.stack(errors, axis=1)  # (queries, dimensions tried)
+    mean = wq @ E / wq.sum()
+    best = int(np.argmin(mean))
+    n_eff = wq.sum() ** 2 / np.sum(wq ** 2)
+    diff = E - E[:, [best]]
+    var = (wq @ (diff - (wq @ diff / wq.sum())) ** 2) / wq.sum()
+    se = np.sqrt(var / max(n_eff - 1, 1))
+    chosen = best if rule == "min" else int(np.flatnonzero(mean - mean[best] <= se)[0])
+    table = pd.DataFrame({"n_components": tried, "error": mean, "se_vs_best": se, "fold_errors": fold_errors})
+    table["chosen"] = table.index == chosen
+    return DimensionSelection(table, int(tried[chosen]), int(tried[best]), rule)
+
+
+def _wrong(fits, p, splits, m):
+    wrong = np.zeros(m)
+    for f, (_, te) in enumerate(splits):
+        wrong[te] = fits[p, f][2]
+    return wrong
+
+
+def _descend(estimator, comparisons, splits, tried, fits, parallel, threads):
+    """Second pass, downwards: refit each lower dimension from the principal coordinates of the fold's fit one
+    dimension up, keeping whichever fit has the lower *training* objective (no held-out data is used)."""
+    for p in sorted(tried, reverse=True)[1:]:
+        if p + 1 not in tried:
+            continue
+        est = clone(estimator).set_params(n_components=p)
+        out = parallel(delayed(_fold_fit)(est, comparisons, tr, te, threads, principal_start(fits[p + 1, f][0], p))
+                       for f, (tr, te) in enumerate(splits))
+        for f, o in enumerate(out):
+            if o[1] < fits[p, f][1]:
+                fits[p, f] = o
+
+
+__all__ = ["select_dimension", "DimensionSelection", "RULES"]

@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from roembed import SOE, RobustOrdinalEmbedding
+from roembed.dimension import select_dimension
+from roembed.experiments import make_synthetic
+
+
+def planted(dim, seed=0, rate=0.0):
+    return make_synthetic(n_objects=30, dim=dim, n_train=2500, n_validation=100, votes=(3, 6), n_annotators=10,
+                          n_test=100, rate=rate, model="vote", random_state=seed).train
+
+
+@pytest.mark.parametrize("dim", [2, 3])  # 1-d fits from random starts get stuck (objects cannot pass)
+def test_the_true_dimension_on_easy_data(dim):
+    sel = select_dimension(RobustOrdinalEmbedding(max_iter=300, random_state=0), planted(dim), dimensions=range(1, 6), cv=3,
+                           random_state=0)
+    assert sel.n_components == dim
+    table = sel.table
+    assert table["chosen"].sum() == 1 and table.loc[table["chosen"], "n_components"].item() == dim
+    assert table["error"].iloc[0] >= table["error"].min() and (table["se_vs_best"] >= 0).all()
+    assert len(table["fold_errors"].iloc[0]) == 3
+
+
+def test_robust_selection_under_contamination_and_early_stopping():
+    sel = select_dimension(RobustOrdinalEmbedding(max_iter=300, random_state=0), planted(2, seed=1, rate=0.2),
+                           cv=3, patience=2, random_state=0)
+    assert sel.n_components == 2
+    # stops two dimensions after the last improvement instead of trying 1..20
+    assert sel.table["n_components"].max() == sel.best + 2
+
+
+def test_min_rule_never_chooses_a_smaller_error_than_the_best():
+    sel = select_dimension(SOE(max_iter=300, random_state=0), planted(2), dimensions=[1, 2, 3], cv=3, rule="min",
+                           patience=None, random_state=0)
+    assert sel.n_components == sel.best
+    assert sel.table.loc[sel.table["n_components"] == sel.best, "error"].item() == sel.table["error"].min()
+
+
+def test_n_components_auto_on_the_estimator():
+    c = planted(2, seed=2)
+    est = SOE("auto", max_iter=300, random_state=0).fit(c)
+    assert est.n_components == "auto" and est.n_components_ == 2 and est.embedding_.shape == (30, 2)
+    assert est.dimension_selection_.n_components == 2
+    fixed = SOE(2, max_iter=300, random_state=0).fit(c)
+    assert fixed.n_components_ == 2 and np.allclose(fixed.embedding_, est.embedding_)
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError, match="rule"):
+        select_dimension(SOE(), planted(1), rule="aic")
+    with pytest.raises(ValueError, match="dimensions"):
+        select_dimension(SOE(), planted(1), dimensions=[0, 1])
+    with pytest.raises(ValueError, match="n_components"):
+        SOE(n_components="three").fit(planted(1))

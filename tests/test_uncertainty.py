@@ -1,0 +1,123 @@
+import numpy as np
+import pytest
+from scipy.stats import special_ortho_group
+from sklearn.covariance import ledoit_wolf_shrinkage
+
+from roembed import RobustOrdinalEmbedding
+from roembed.data import Comparisons
+from roembed.experiments import make_synthetic
+from roembed.uncertainty import bootstrap, resample, resampling_units
+
+
+def small_problem(seed=0, rate=0.0, model="vote"):
+    return make_synthetic(n_objects=25, dim=2, n_train=1200, n_validation=100, votes=(3, 6), n_annotators=12,
+                          n_test=300, rate=rate, model=model, random_state=seed)
+
+
+@pytest.fixture(scope="module")
+def boot():
+    data = small_problem(seed=3, rate=0.2, model="spammers")
+    est = RobustOrdinalEmbedding(2, max_iter=300, random_state=0)
+    return data, bootstrap(est, data.train, 40, n_jobs=1, random_state=1)
+
+
+def test_resample_multiplies_weights_by_the_draws_of_whole_units():
+    c = Comparisons([[0, 1, 2], [0, 2, 1], [1, 0, 2], [2, 0, 1]], annotator=["a", "a", "b", "c"])
+    units = resampling_units(c, "query")
+    assert units[0, 0] == units[1, 0] and len(np.unique(units)) == 3  # both directions: one query
+    for seed in range(5):
+        sample, in_bag = resample(c, units, seed)
+        assert in_bag[0] == in_bag[1]
+        # the total multiplicity is the number of units drawn
+        mult = np.zeros(len(c))
+        mult[in_bag] = sample.weight
+        first = [np.flatnonzero(units[:, 0] == u)[0] for u in range(3)]
+        assert mult[first].sum() == 3
+    crossed = resampling_units(c, "query+annotator")
+    assert crossed.shape == (4, 2) and crossed[:, 1].tolist() == [0, 0, 1, 2]
+    assert resampling_units(c, "object")[:, 0].tolist() == [0, 0, 1, 2]
+    with pytest.raises(ValueError, match="unit must be"):
+        resampling_units(c, "person")
+
+
+def test_bootstrap_covers_planted_points(boot):
+    data, res = boot
+    assert res.replicates.shape == (40, 25, 2)
+    cover = res.coverage(data.X_true)
+    assert 0.7 <= cover <= 1.0  # nominal 0.9; with zero-width regions it would be ~0
+    # the full fit lies in every region; an aligned rotated, rescaled copy of the truth is covered alike
+    assert res.contains(res.embedding, align=False).all()
+    R = special_ortho_group.rvs(2, random_state=0)
+    assert (res.contains(5 * data.X_true @ R + 1) == res.contains(data.X_true)).all()
+    # a region at 50% is smaller than at 90%
+    res.confidence = 0.5
+    assert res.coverage(data.X_true) < cover
+    res.confidence = 0.9
+
+
+def test_bootstrap_tables(boot):
+    data, res = boot
+    objects = res.objects()
+    assert {"x1", "x2", "axis_major", "axis_minor", "angle", "radius", "stability", "dispersion"} <= set(objects)
+    assert (objects["axis_major"] >= objects["axis_minor"]).all()
+    assert objects["stability"].between(0, 1).all()
+    flags = res.flag_frequency()
+    assert len(flags) == len(res.estimator.graph_) and flags["flag_frequency"].between(0, 1).all()
+    assert (flags["n_replicates"] <= 40).all() and (flags["n_flagged"] <= flags["n_replicates"]).all()
+    in_full = flags.groupby("flagged_in_full_fit")["flag_frequency"].mean()
+    assert in_full[True] > 0.5 > in_full[False]  # flagged edges keep being flagged
+    ann = res.annotators()
+    assert len(ann) == 12 and (ann["agreement_low"] <= ann["agreement"]).all()
+    assert (ann["agreement"] <= ann["agreement_high"]).all()
+    # planted spammers are the least reliable
+    assert set(ann["annotator"].head(len(data.spammers))) == set(data.spammers)
+    err = res.heldout_error()
+    assert err.low <= err.value <= err.high and 0 < err.value < 0.5
+
+
+def test_shrinkage_is_ledoit_wolf(boot):
+    _, res = boot
+    R = res.replicates - res.replicates.mean(axis=0)
+    for i in (0, 7):
+        assert res.shrinkage[i] == pytest.approx(ledoit_wolf_shrinkage(R[:, i], assume_centered=True))
+    res.calibration = "chi2"
+    assert np.allclose(res.covariances, res.sample_covariances)
+    res.calibration = "hotelling"
+
+
+def test_an_undersampled_object_is_the_least_stable():
+    data = small_problem(seed=4, rate=0.1)  # noisy votes: a unique optimum, whose spread is the uncertainty
+    c = data.train
+    involves0 = (c.quadruplets == 0).any(axis=1)
+    keep = ~involves0 | (np.random.default_rng(0).random(len(c)) < 0.05)
+    res = bootstrap(RobustOrdinalEmbedding(2, max_iter=300, random_state=0), c[keep], 20, unit="query",
+                    random_state=0)
+    objects = res.objects()
+    assert objects["dispersion"].idxmax() == 0
+    assert objects.loc[0, "stability"] < objects["stability"].median()
+
+
+def test_bootstrap_is_reproducible_and_backend_independent():
+    data = small_problem(seed=5)
+    est = RobustOrdinalEmbedding(2, max_iter=200, random_state=0)
+    a = bootstrap(est, data.train, 3, random_state=7, n_jobs=1)
+    b = bootstrap(est, data.train, 3, random_state=7, n_jobs=2)
+    assert np.array_equal(a.replicates, b.replicates) and np.array_equal(a.oob_errors, b.oob_errors)
+    c = bootstrap(est, data.train, 3, random_state=8, n_jobs=1)
+    assert not np.array_equal(a.replicates, c.replicates)
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(unit="person"), "unit"), (dict(n_replicates=1), "n_replicates"),
+                                           (dict(calibration="magic"), "calibration"),
+                                           (dict(confidence=1.5), "confidence")])
+def test_bootstrap_bad_parameters(kwargs, match):
+    data = small_problem()
+    with pytest.raises(ValueError, match=match):
+        bootstrap(RobustOrdinalEmbedding(2), data.train, **{"n_replicates": 3, **kwargs})
+
+
+def test_annotator_unit_needs_annotators():
+    c = Comparisons(small_problem().train.quadruplets)
+    from roembed.data import InvalidComparisonsError
+    with pytest.raises(InvalidComparisonsError, match="annotator"):
+        bootstrap(RobustOrdinalEmbedding(2), c, 3, unit="annotator")
