@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
+from ._kernels import scatter_add as _scatter_add
+
 
 class NumpyOps:
     sqrt = staticmethod(np.sqrt)
@@ -25,9 +27,24 @@ class NumpyOps:
     def softplus(x):
         return np.logaddexp(0.0, x)
 
+    float64 = np.float64
+
     @staticmethod
     def bincount(index, weights, size):
         return np.bincount(index, weights=weights, minlength=size)
+
+    @staticmethod
+    def zeros_like(x):
+        return np.zeros_like(x)
+
+    @staticmethod
+    def empty_like(x, size):
+        return np.empty(size, dtype=x.dtype)
+
+    @staticmethod
+    def scatter_add(out, index, values):
+        """``out[index] += values``, repeated indices accumulating."""
+        return _scatter_add(out, index, np.broadcast_to(values, index.shape))
 
 
 class TorchOps:
@@ -48,6 +65,19 @@ class TorchOps:
     def bincount(self, index, weights, size):
         out = self.torch.zeros(size, dtype=weights.dtype, device=weights.device)
         return out.index_add_(0, index, weights)
+
+    @property
+    def float64(self):
+        return self.torch.float64
+
+    def zeros_like(self, x):
+        return self.torch.zeros_like(x)
+
+    def empty_like(self, x, size):
+        return self.torch.empty(size, dtype=x.dtype, device=x.device)
+
+    def scatter_add(self, out, index, values):
+        return out.index_add_(0, index, values.expand(index.shape) if values.dim() == 0 else values)
 
 
 _NUMPY = NumpyOps()

@@ -98,3 +98,60 @@ def number_runs(order, first_key, second_key, ids):
         ids[o] = runs - 1
     starts[runs] = total
     return runs, starts[: runs + 1].copy()
+
+
+# --- edge-wise distances and adjoints over a chunk of edges ----------------------------------------------
+# Row c of ``objects`` holds the objects (i, j, l, k) of edge c's near pair (i, j) and far pair (l, k).  The
+# loops read the embedding rows directly, so no per-pair array (distances, gradients) is ever stored, and
+# the edge arrays are read in order (going through the pair table instead cost a cache miss per edge:
+# 5x slower at 10^6 edges).
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def edge_sq_distances(X, objects, start, d_near, d_far):
+    """``d_near[t], d_far[t]``: squared distances of the near and far pair of edge ``start + t``."""
+    p = X.shape[1]
+    for t in range(d_near.shape[0]):
+        c = start + t
+        i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
+        near = 0.0
+        for r in range(p):
+            u = X[i, r] - X[j, r]
+            near += u * u
+        far = 0.0
+        for r in range(p):
+            v = X[l, r] - X[k, r]
+            far += v * v
+        d_near[t] = near
+        d_far[t] = far
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def edge_distance_adjoint(X, objects, start, g_near, g_far, out):
+    """Adds ``sum_t g_near[t] dd_near/dX + g_far[t] dd_far/dX`` over the edges ``start + t`` to ``out``.
+
+    One loop per pair (with fastmath, so LLVM may reorder the p-term sums): 0.028 s instead of 0.045 s
+    per 10^6 triplets at n = 10^4, p = 10 (profiled, one core).
+    """
+    p = X.shape[1]
+    for t in range(g_near.shape[0]):
+        c = start + t
+        i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
+        w_near = 2.0 * g_near[t]
+        w_far = 2.0 * g_far[t]
+        for r in range(p):
+            u = w_near * (X[i, r] - X[j, r])
+            out[i, r] += u
+            out[j, r] -= u
+        for r in range(p):
+            v = w_far * (X[l, r] - X[k, r])
+            out[l, r] += v
+            out[k, r] -= v
+
+
+@numba.njit(cache=True, nogil=True)
+def scatter_add(out, index, values):
+    """``out[index[t]] += values[t]`` (unbuffered, like ``np.add.at``); returns ``out``."""
+    for t in range(index.shape[0]):
+        out[index[t]] += values[t]
+    return out

@@ -1,7 +1,7 @@
 r"""The objective over a comparison graph, shared by every solver.
 
-Distances are computed once per *object pair* (the vertices of the comparison
-graph), never once per comparison, and gradients flow back the same way:
+Distances are defined on *object pairs* (the vertices of the comparison graph)
+and each edge compares two of them:
 
 ``d_pair``  --(loss per edge)-->  ``value``, ``g_pair = d value / d d_pair``
 
@@ -14,16 +14,31 @@ The per-edge objective is
            \psi_c(s) = \min_{\gamma} \phi(s + \gamma) + \kappa_c |\gamma|
 
 with loss weights ``a_c`` and outlier caps ``kappa_c`` (no caps: ``psi = phi``).
+
+Memory.  Every evaluation runs over the edges in chunks (:data:`CHUNK` edges on
+NumPy, :data:`TORCH_CHUNK` on torch): the loss's elementwise temporaries exist
+for one chunk at a time, so an evaluation costs the edges' own arrays plus
+``O(chunk)``.  The factored solvers go further with
+:meth:`EdgeObjective.embedding_value_and_grad`, which reads the rows of ``X``
+directly per edge (compiled loops) and stores nothing per pair or per edge.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from ._array import ops_for
-from ._kernels import pair_distance_adjoint, pair_sq_distances
+from ._kernels import edge_distance_adjoint, edge_sq_distances, pair_distance_adjoint, pair_sq_distances
 from .losses import Loss, robust_penalty
+
+CHUNK = 8192
+"""Edges per chunk on NumPy: the loss's temporaries (about 20 arrays) stay in a core's L2 cache."""
+TORCH_CHUNK = 1 << 22
+"""Edges per chunk on torch: bounds device memory (about 10 p-wide float32 temporaries of this length)."""
 
 
 class PairDistances:
@@ -33,10 +48,13 @@ class PairDistances:
     maps ``g_p = dF/dd_p`` back to ``dF/dX``: row ``a`` gets ``2 g_p (x_a - x_b)``
     and row ``b`` its negative.  Both are compiled loops over the pairs
     (:mod:`roembed._kernels`), so time and memory are linear in the number of pairs.
+    The pair indices keep their integer type (int32 from a :class:`~roembed.data.ComparisonGraph`).
     """
 
     def __init__(self, pairs: np.ndarray, n_objects: int):
-        pairs = np.asarray(pairs, dtype=np.int64)
+        pairs = np.asarray(pairs)
+        if not np.issubdtype(pairs.dtype, np.integer):
+            pairs = pairs.astype(np.int64)
         self.a, self.b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         self.n_objects = int(n_objects)
         if len(pairs) and (pairs.min() < 0 or pairs.max() >= self.n_objects):  # the loops do not bounds-check
@@ -70,10 +88,27 @@ class PairDistances:
 
     def gram_grad(self, g_pair: np.ndarray) -> np.ndarray:
         """Adjoint of :meth:`from_gram`: ``sum_p g_p (e_a - e_b)(e_a - e_b)^T`` (symmetric)."""
-        n, a, b = self.n_objects, self.a, self.b
+        n, a, b = self.n_objects, self.a.astype(np.int64), self.b.astype(np.int64)
         index = np.concatenate([a * n + a, b * n + b, a * n + b, b * n + a])
         weights = np.concatenate([g_pair, g_pair, -g_pair, -g_pair])
         return np.bincount(index, weights=weights, minlength=n * n).reshape(n, n)
+
+
+_POOL: list = [None, 0]
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    if _POOL[1] != workers:
+        if _POOL[0] is not None:
+            _POOL[0].shutdown()
+        _POOL[:] = [ThreadPoolExecutor(workers, thread_name_prefix="roembed-objective"), workers]
+    return _POOL[0]
+
+
+def default_threads() -> int:
+    """Threads of :meth:`EdgeObjective.embedding_value_and_grad`: numba's thread count (``NUMBA_NUM_THREADS``)."""
+    return max(1, min(numba.get_num_threads(), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else numba.get_num_threads()))
 
 
 @dataclass
@@ -88,10 +123,15 @@ class EdgeObjective:
     loss_weight : (E,) array
         ``a_c`` (e.g. the votes ``w_c``, or ``w_c^2`` for ROE's paper weighting).
     n_pairs : int
-    cap : (E,) array or None
-        Outlier caps ``kappa_c``; None gives the plain loss.
+    cap : (E,) array, scalar or None
+        Outlier caps ``kappa_c`` (a scalar: the same for every edge); None gives the plain loss.
     two_sided : bool
         Let ``gamma`` take both signs (see :func:`roembed.losses.robust_penalty`).
+    chunk : int or None
+        Edges per chunk (None: :data:`CHUNK` on NumPy, :data:`TORCH_CHUNK` on torch).
+    objects : (E, 4) int array or None
+        The objects of each edge's near and far pair (``ComparisonGraph.edge_objects``), read by
+        :meth:`embedding_value_and_grad`; None: looked up through the pairs on first use.
     """
 
     loss: Loss
@@ -99,25 +139,98 @@ class EdgeObjective:
     far: np.ndarray
     loss_weight: np.ndarray
     n_pairs: int
-    cap: np.ndarray | None = None
+    cap: np.ndarray | float | None = None
     two_sided: bool = False
+    chunk: int | None = None
+    objects: np.ndarray | None = None
 
-    def margins(self, d_pair):
-        s, _, _ = self.loss.margin(d_pair[self.near], d_pair[self.far])
-        return s
+    def __len__(self) -> int:
+        return len(self.loss_weight)
 
-    def evaluate(self, d_pair):
-        """Returns the objective, ``d objective / d d_pair`` and the per-edge outlier shifts ``gamma``."""
-        ops = ops_for(d_pair)
-        s, ds_near, ds_far = self.loss.margin(d_pair[self.near], d_pair[self.far])
+    def _slices(self, start: int = 0, stop: int | None = None, torch: bool = False):
+        size = self.chunk or (TORCH_CHUNK if torch else CHUNK)
+        stop = len(self) if stop is None else stop
+        return (slice(s, min(s + size, stop)) for s in range(start, stop, size))
+
+    def terms(self, d_near, d_far, edges: slice):
+        """For the edges ``edges`` at distances ``d_near, d_far``: their summed objective (float64),
+        ``d objective / d d_near``, ``d objective / d d_far`` and the outlier shifts (None without caps)."""
+        ops = ops_for(d_near)
+        s, ds_near, ds_far = self.loss.margin(d_near, d_far)
         if self.cap is None:
             value, slope = self.loss.penalty(s)
             gamma = None
         else:
-            value, slope, gamma = robust_penalty(self.loss, s, self.cap, self.two_sided)
-        g = self.loss_weight * slope
-        g_pair = ops.bincount(self.near, g * ds_near, self.n_pairs) + ops.bincount(self.far, g * ds_far, self.n_pairs)
-        return (self.loss_weight * value).sum(), g_pair, gamma
+            cap = self.cap if getattr(self.cap, "ndim", 0) == 0 else self.cap[edges]
+            value, slope, gamma = robust_penalty(self.loss, s, cap, self.two_sided)
+        w = self.loss_weight[edges]
+        g = w * slope
+        return (w * value).sum(dtype=ops.float64), g * ds_near, g * ds_far, gamma
+
+    def margins(self, d_pair):
+        """The margin ``s_c`` of every edge at the pair distances ``d_pair``."""
+        out = ops_for(d_pair).empty_like(d_pair, len(self))
+        for sl in self._slices(torch=not isinstance(d_pair, np.ndarray)):
+            out[sl] = self.loss.margin(d_pair[self.near[sl]], d_pair[self.far[sl]])[0]
+        return out
+
+    def evaluate(self, d_pair, gamma: bool = True):
+        """Returns the objective, ``d objective / d d_pair`` and the per-edge outlier shifts ``gamma``
+        (None without caps or with ``gamma=False``)."""
+        ops = ops_for(d_pair)
+        g_pair = ops.zeros_like(d_pair)
+        shifts = ops.empty_like(d_pair, len(self)) if gamma and self.cap is not None else None
+        value = 0.0
+        for sl in self._slices(torch=not isinstance(d_pair, np.ndarray)):
+            near, far = self.near[sl], self.far[sl]
+            v, g_near, g_far, gm = self.terms(d_pair[near], d_pair[far], sl)
+            value = value + v
+            ops.scatter_add(g_pair, near, g_near)
+            ops.scatter_add(g_pair, far, g_far)
+            if shifts is not None:
+                shifts[sl] = gm
+        return value, g_pair, shifts
+
+    def embedding_value_and_grad(self, X: np.ndarray, distances: PairDistances, threads: int | None = None):
+        """``F(d(X))`` and ``dF/dX`` in one pass over the edges (NumPy; ``distances`` gives the pairs' objects).
+
+        Chunk by chunk, a compiled loop computes the chunk's near and far distances from the rows of
+        ``X``, the loss turns them into slopes, and a second loop adds their adjoint to the gradient:
+        nothing is stored per pair or per edge.  With ``threads`` > 1 (default :func:`default_threads`)
+        contiguous blocks of edges run in threads (the loops release the GIL, so does NumPy on the
+        loss's arrays), each into its own gradient buffer, summed at the end; the result is the same
+        for the same number of threads.
+        """
+        X = distances._embedding(X)
+        if self.objects is None:
+            self.objects = np.stack([distances.a[self.near], distances.b[self.near],
+                                     distances.a[self.far], distances.b[self.far]], axis=1)
+        objects, n_edges = self.objects, len(self)
+        threads = max(1, min(threads or default_threads(), -(-n_edges // (self.chunk or CHUNK))))
+        bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
+
+        def block(lo, hi, grad):
+            size = self.chunk or CHUNK
+            d_near, d_far = np.empty(size), np.empty(size)
+            value = 0.0
+            for sl in self._slices(lo, hi):
+                k = sl.stop - sl.start
+                edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k])
+                v, g_near, g_far, _ = self.terms(d_near[:k], d_far[:k], sl)
+                value += v
+                edge_distance_adjoint(X, objects, sl.start, np.broadcast_to(g_near, (k,)),
+                                      np.broadcast_to(g_far, (k,)), grad)
+            return value
+
+        grads = [np.zeros_like(X) for _ in range(threads)]
+        if threads == 1:
+            values = [block(0, n_edges, grads[0])]
+        else:
+            jobs = [_pool(threads).submit(block, bounds[t], bounds[t + 1], grads[t]) for t in range(threads)]
+            values = [job.result() for job in jobs]
+        for g in grads[1:]:
+            grads[0] += g
+        return float(sum(values)), grads[0]
 
 
 def quadruplet_distances(X: np.ndarray, quads: np.ndarray):

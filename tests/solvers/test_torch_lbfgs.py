@@ -33,14 +33,17 @@ def _problem(loss="soe", cap=0.5, seed=0, n=15, m=300):
 
 @pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "gnmds", "roe"])
 @pytest.mark.parametrize("cap", [None, 0.3])
-def test_value_gradient_and_gamma_match_numpy(loss, cap):
+@pytest.mark.parametrize("chunk", [None, 17])
+def test_value_gradient_and_gamma_match_numpy(loss, cap, chunk):
     objective, distances, X = _problem(loss, cap)
     d = distances.from_embedding(X)
     value, g_pair, gamma = objective.evaluate(d)
     grad = distances.embedding_grad(g_pair, X) + 2 * 0.1 * X
     value = value + 0.1 * np.vdot(X, X)
-    tobj = TorchObjective(objective, distances, "cpu", "float64")
-    tv, tg, tgamma = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
+    tobj = TorchObjective(objective, distances, "cpu", "float64", chunk=chunk)
+    tv, tg = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
+    tgamma = tobj.gamma(tobj.tensor(X))
+    assert tv.dtype == torch.float64
     np.testing.assert_allclose(float(tv), value, rtol=1e-10)
     np.testing.assert_allclose(tg.numpy(), grad, rtol=1e-8, atol=1e-12)
     if cap is None:
@@ -53,21 +56,23 @@ def test_value_gradient_and_gamma_match_numpy(loss, cap):
 def test_gradient_matches_finite_differences(loss):
     objective, distances, X = _problem(loss, cap=0.3, seed=1)
     tobj = TorchObjective(objective, distances, "cpu", "float64")
-    _, grad, _ = tobj.value_and_grad(tobj.tensor(X), alpha=0.05)
+    _, grad = tobj.value_and_grad(tobj.tensor(X), alpha=0.05)
     rng, eps = np.random.RandomState(2), 1e-6
     for _ in range(5):
         V = rng.randn(*X.shape)
-        fp, _, _ = tobj.value_and_grad(tobj.tensor(X + eps * V), alpha=0.05)
-        fm, _, _ = tobj.value_and_grad(tobj.tensor(X - eps * V), alpha=0.05)
+        fp, _ = tobj.value_and_grad(tobj.tensor(X + eps * V), alpha=0.05)
+        fm, _ = tobj.value_and_grad(tobj.tensor(X - eps * V), alpha=0.05)
         assert (float(fp) - float(fm)) / (2 * eps) == pytest.approx(float((grad.numpy() * V).sum()), rel=1e-5, abs=1e-9)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_solver_reaches_the_numpy_objective(dtype):
+@pytest.mark.parametrize("dtype, deterministic, chunk", [("float32", False, None), ("float64", False, None),
+                                                       ("float32", True, 50)])
+def test_solver_reaches_the_numpy_objective(dtype, deterministic, chunk):
     objective, distances, X0 = _problem("soe", cap=0.5, seed=3)
     ref = minimize_embedding(objective, distances, X0, alpha=1e-3, max_iter=500, tol=1e-12)
     res = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=500, tol=1e-12, device="cpu",
-                                   dtype=dtype)
+                                   dtype=dtype, deterministic=deterministic, chunk=chunk)
+    assert not torch.are_deterministic_algorithms_enabled()  # restored
     assert res.solution.dtype == np.float64 and res.solution.shape == X0.shape
     assert res.objective <= ref.objective * (1 + (1e-3 if dtype == "float32" else 1e-6)) + 1e-7
     assert res.n_iter > 0 and "cpu" in res.message
@@ -77,9 +82,9 @@ def test_tensors_live_on_the_requested_device():
     objective, distances, _ = _problem()
     tobj = TorchObjective(objective, distances, "cpu", "float32")
     assert tobj.device.type == "cpu"
-    for t in (tobj.a, tobj.b, tobj.objective.near, tobj.objective.far, tobj.objective.loss_weight, tobj.objective.cap):
+    for t in (tobj.objects, tobj.objective.loss_weight, tobj.objective.cap):
         assert t.device.type == "cpu"
-    assert tobj.objective.loss_weight.dtype == torch.float32
+    assert tobj.objective.loss_weight.dtype == torch.float32 and tobj.objects.dtype == torch.int32
     with pytest.raises(RuntimeError, match="expected"):
         check_on_device([torch.zeros(2)], torch.device("meta"))
 
@@ -94,7 +99,7 @@ def test_missing_cuda_fails_loudly():
 def test_cuda_placement():  # pragma: no cover - runs where a GPU exists
     objective, distances, X0 = _problem()
     tobj = TorchObjective(objective, distances, "cuda", "float32")
-    assert tobj.a.is_cuda and tobj.objective.cap.is_cuda and tobj.tensor(X0).is_cuda
+    assert tobj.objects.is_cuda and tobj.objective.cap.is_cuda and tobj.tensor(X0).is_cuda
 
 
 def test_bad_dtype():

@@ -304,6 +304,8 @@ class ComparisonGraph:
         Number of responses on each edge.
     response_edge : (m,) int
         The edge of each raw response, so results map back to responses.
+    edge_objects : (E, 4) int
+        Objects of each edge's near and far pair (computed on first use).
     edges : (E, 4) int64
         Canonical quadruplets (see :func:`canonical_quadruplets`), computed on first use.
     reverse_edge : (E,) int
@@ -313,7 +315,7 @@ class ComparisonGraph:
         directions (an "edge" is one direction, a "query" is both).
 
     Index arrays are int32 while the counts fit (int64 beyond 2^31), so a graph costs about
-    36 bytes per distinct triplet.  Aggregation is two stable counting sorts (object pairs by
+    36 bytes per distinct triplet (plus 16 for :attr:`edge_objects` once a factored solver asks).  Aggregation is two stable counting sorts (object pairs by
     their objects, edges by their pairs; :mod:`roembed._kernels`): linear time, no int64 keys.
     """
 
@@ -339,9 +341,19 @@ class ComparisonGraph:
         n_edges, starts = number_runs(rows, near, far, response_edge)
         first = rows[starts[:-1]]
         self.edge_pairs = _frozen(np.stack([near[first], far[first]], axis=1))
-        self.n_responses = _frozen(np.diff(starts).astype(idx))
         self.response_edge = _frozen(response_edge)
         self.votes = _frozen(np.bincount(response_edge, weights=comparisons.weight, minlength=n_edges))
+
+    @cached_property
+    def n_responses(self) -> np.ndarray:
+        """(E,) the number of responses on each edge."""
+        return _frozen(np.bincount(self.response_edge, minlength=len(self)).astype(self.response_edge.dtype))
+
+    @cached_property
+    def edge_objects(self) -> np.ndarray:
+        """(E, 4) the objects of each edge's near pair and far pair, ``pairs[edge_pairs]`` side by side
+        (what the factored solvers read; unlike :attr:`edges` not in canonical order within a pair)."""
+        return _frozen(np.concatenate([self.pairs[self.edge_pairs[:, 0]], self.pairs[self.edge_pairs[:, 1]]], axis=1))
 
     def edge_quadruplets(self, edges=None) -> np.ndarray:
         """Canonical quadruplets (int64) of the given edges (all by default)."""

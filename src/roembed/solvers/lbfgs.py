@@ -71,9 +71,7 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
 
     def fun(flat):
         X = flat.reshape(shape)
-        d = distances.from_embedding(X)
-        value, g_pair, _ = objective.evaluate(d)
-        grad = distances.embedding_grad(g_pair, X)
+        value, grad = objective.embedding_value_and_grad(X, distances)
         if alpha:
             value = value + alpha * np.vdot(X, X)
             grad = grad + 2.0 * alpha * X

@@ -1,17 +1,24 @@
 r"""Factored solver on torch tensors: full-batch L-BFGS on any device (optional extra ``torch``).
 
 The objective is the very same :class:`~roembed.objective.EdgeObjective` as on
-the CPU path: its index arrays, loss weights and caps are moved to the device
+the CPU path: the edges' objects, loss weights and caps are moved to the device
 once and the shared losses evaluate on tensors (``roembed._array.TorchOps``).
 The gradient is the closed-form adjoint, not autograd:
 
-.. math::  \nabla_X F = 2 \sum_p g_p (e_a - e_b)(x_a - x_b)^T + 2 \alpha X,
+.. math::  \nabla_X F = 2 \sum_c \left(g^{near}_c (e_i - e_j)(x_i - x_j)^T
+           + g^{far}_c (e_l - e_k)(x_l - x_k)^T\right) + 2 \alpha X,
 
-scattered with ``index_add_`` over the object pairs, so memory stays linear in
-the number of comparisons (no n x n matrix, no autograd tape).
+scattered with ``index_add_``.  Every evaluation runs over the edges in chunks
+of :data:`~roembed.objective.TORCH_CHUNK`, so device memory is the edges' own
+arrays (int32 objects, float32 weights: 20 bytes per comparison) plus one
+chunk's temporaries, whatever the number of comparisons: no n x n matrix, no
+autograd tape, no per-comparison (m, p) array.  Values are summed in float64.
+``deterministic=True`` runs under ``torch.use_deterministic_algorithms`` (on
+CUDA, ``index_add_`` then takes its deterministic, slower path).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -51,55 +58,83 @@ def check_on_device(tensors, device) -> None:
 
 
 class TorchObjective:
-    """An :class:`EdgeObjective` and :class:`PairDistances` moved to ``device``; evaluates value and gradient."""
+    """An :class:`EdgeObjective` moved to ``device``; evaluates value and gradient chunk by chunk."""
 
-    def __init__(self, objective: EdgeObjective, distances: PairDistances, device=None, dtype="float32"):
+    def __init__(self, objective: EdgeObjective, distances: PairDistances, device=None, dtype="float32",
+                 chunk: int | None = None):
         torch = import_torch()
         if str(dtype) not in DTYPES and dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self.torch = torch
         self.device = resolve_device(device)
         self.dtype = getattr(torch, str(dtype).replace("torch.", ""))
-
-        def idx(a):
-            return torch.tensor(np.asarray(a, dtype=np.int64), device=self.device)
+        objects = objective.objects
+        if objects is None:
+            objects = np.stack([distances.a[objective.near], distances.b[objective.near],
+                                distances.a[objective.far], distances.b[objective.far]], axis=1)
+        objects = np.asarray(objects)
+        index = np.int32 if distances.n_objects < np.iinfo(np.int32).max else np.int64
 
         def real(a):
-            if a is None:
-                return None
-            return torch.tensor(np.asarray(a, dtype=np.float64), device=self.device).to(self.dtype)
+            if a is None or np.ndim(a) == 0:
+                return None if a is None else float(a)
+            return torch.as_tensor(np.asarray(a), device=self.device).to(self.dtype)
 
-        self.objective = dataclasses.replace(objective, near=idx(objective.near), far=idx(objective.far),
-                                             loss_weight=real(objective.loss_weight), cap=real(objective.cap))
-        self.a, self.b = idx(distances.a), idx(distances.b)
+        self.objects = torch.tensor(objects.astype(index, copy=False), device=self.device)
+        self.objective = dataclasses.replace(objective, near=None, far=None, objects=None,
+                                             loss_weight=real(objective.loss_weight), cap=real(objective.cap),
+                                             chunk=chunk or objective.chunk)
         self.n_objects = distances.n_objects
-        check_on_device([self.a, self.b, self.objective.near, self.objective.loss_weight], self.device)
+        check_on_device([self.objects, self.objective.loss_weight], self.device)
 
     def tensor(self, X):
         return self.torch.as_tensor(np.asarray(X, dtype=np.float64), device=self.device).to(self.dtype)
 
     def value_and_grad(self, X, alpha: float = 0.0):
-        """``F(X)`` (0-d tensor), ``dF/dX`` and the per-edge ``gamma`` (None without caps)."""
-        diff = X[self.a] - X[self.b]
-        d = (diff * diff).sum(dim=1)
-        value, g_pair, gamma = self.objective.evaluate(d)
-        gd = (2.0 * g_pair)[:, None] * diff
-        grad = self.torch.zeros_like(X).index_add_(0, self.a, gd).index_add_(0, self.b, -gd)
+        """``F(X)`` (0-d float64 tensor) and ``dF/dX``."""
+        torch = self.torch
+        grad = torch.zeros_like(X)
+        value = torch.zeros((), dtype=torch.float64, device=X.device)
+        for sl in self.objective._slices(torch=True):
+            q = self.objects[sl]
+            diff_near = X[q[:, 0]] - X[q[:, 1]]
+            diff_far = X[q[:, 2]] - X[q[:, 3]]
+            v, g_near, g_far, _ = self.objective.terms((diff_near * diff_near).sum(1), (diff_far * diff_far).sum(1),
+                                                       sl)
+            value += v
+            diff_near *= (2.0 * g_near)[:, None]
+            diff_far *= (2.0 * g_far)[:, None]
+            grad.index_add_(0, q[:, 0], diff_near).index_add_(0, q[:, 1], diff_near, alpha=-1)
+            grad.index_add_(0, q[:, 2], diff_far).index_add_(0, q[:, 3], diff_far, alpha=-1)
         if alpha:
-            value = value + alpha * (X * X).sum()
+            value = value + alpha * (X * X).sum(dtype=torch.float64)
             grad = grad + (2.0 * alpha) * X
-        return value, grad, gamma
+        return value, grad
+
+    def gamma(self, X):
+        """The per-edge outlier shifts at ``X`` (None without caps)."""
+        if self.objective.cap is None:
+            return None
+        out = self.torch.empty(len(self.objective), dtype=X.dtype, device=X.device)
+        for sl in self.objective._slices(torch=True):
+            q = self.objects[sl]
+            d_near = ((X[q[:, 0]] - X[q[:, 1]]) ** 2).sum(1)
+            d_far = ((X[q[:, 2]] - X[q[:, 3]]) ** 2).sum(1)
+            out[sl] = self.objective.terms(d_near, d_far, sl)[3]
+        return out
 
 
 def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, alpha=0.0,
-                             max_iter=1000, tol=1e-7, device=None, dtype="float32", callback=None) -> SolverResult:
+                             max_iter=1000, tol=1e-7, device=None, dtype="float32", callback=None,
+                             deterministic=False, chunk=None) -> SolverResult:
     """Minimises ``objective(d(X)) + alpha ||X||_F^2`` with torch's full-batch L-BFGS (strong Wolfe).
 
     Same contract as :func:`roembed.solvers.minimize_embedding`; ``tol`` is the
     change of the objective below which L-BFGS stops.  The solution comes back
-    as a float64 NumPy array.
+    as a float64 NumPy array.  ``chunk``: edges per chunk (default
+    :data:`~roembed.objective.TORCH_CHUNK`); ``deterministic``: see the module docstring.
     """
-    torch_objective = TorchObjective(objective, distances, device, dtype)
+    torch_objective = TorchObjective(objective, distances, device, dtype, chunk)
     torch = torch_objective.torch
     X = torch_objective.tensor(X0).requires_grad_(False)
     check_on_device([X], torch_objective.device)
@@ -109,7 +144,7 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
     history = []
 
     def closure():
-        value, grad, _ = torch_objective.value_and_grad(X, alpha)
+        value, grad = torch_objective.value_and_grad(X, alpha)
         X.grad = grad
         v = float(value)
         history.append(v)
@@ -118,9 +153,23 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
         return value
 
     start = time.perf_counter()
-    with torch.no_grad():
+    with torch.no_grad(), _deterministic(torch, deterministic):
         optimizer.step(closure)
-        value, _, _ = torch_objective.value_and_grad(X, alpha)
+        value, _ = torch_objective.value_and_grad(X, alpha)
     n_iter = int(optimizer.state[X].get("n_iter", 0))
     return SolverResult(X.detach().cpu().numpy().astype(np.float64), float(value), n_iter, n_iter < max_iter,
                         history, f"torch L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s")
+
+
+@contextlib.contextmanager
+def _deterministic(torch, on: bool):
+    """``torch.use_deterministic_algorithms(True)`` inside the block when ``on``; the previous setting after."""
+    if not on:
+        yield
+        return
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before)

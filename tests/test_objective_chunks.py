@@ -1,0 +1,68 @@
+"""The chunked, threaded evaluation from the embedding agrees with the pair form, whatever the chunking."""
+import numpy as np
+import pytest
+
+from roembed.data import Comparisons
+from roembed.estimators.base import edge_objective
+from roembed.losses import get_loss
+from roembed.objective import PairDistances
+
+
+@pytest.fixture(scope="module")
+def graph():
+    rng = np.random.default_rng(3)
+    q = rng.integers(0, 40, size=(3_000, 4))
+    q[::2, 2] = q[::2, 0]  # half triplets
+    lo, hi = np.minimum(q[:, [0, 2]], q[:, [1, 3]]), np.maximum(q[:, [0, 2]], q[:, [1, 3]])
+    ok = (lo[:, 0] != hi[:, 0]) & (lo[:, 1] != hi[:, 1]) & ((lo[:, 0] != lo[:, 1]) | (hi[:, 0] != hi[:, 1]))
+    return Comparisons(q[ok], n_objects=40, weight=rng.uniform(0.5, 2, ok.sum())).aggregate()
+
+
+def pair_form(objective, distances, X):
+    value, g_pair, gamma = objective.evaluate(distances.from_embedding(X))
+    return value, distances.embedding_grad(g_pair, X), gamma
+
+
+@pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "gnmds", "roe"])
+@pytest.mark.parametrize("cap", [None, 0.4, "per-edge"])
+def test_embedding_evaluation_matches_the_pair_form(graph, loss, cap):
+    rng = np.random.default_rng(0)
+    caps = rng.uniform(0.1, 1, len(graph)) if cap == "per-edge" else cap
+    objective = edge_objective(graph, get_loss(loss), graph.votes / graph.votes.sum(), caps)
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = rng.standard_normal((graph.n_objects, 3))
+    value, grad, gamma = pair_form(objective, distances, X)
+    for chunk, threads in [(None, 1), (7, 1), (64, 2), (1000, 3)]:
+        objective.chunk = chunk
+        v, g = objective.embedding_value_and_grad(X, distances, threads=threads)
+        assert v == pytest.approx(value, rel=1e-12)
+        np.testing.assert_allclose(g, grad, rtol=1e-9, atol=1e-13)
+        _, _, gm = objective.evaluate(distances.from_embedding(X))
+        if cap is None:
+            assert gm is None
+        else:
+            np.testing.assert_allclose(gm, gamma, atol=1e-14)
+        np.testing.assert_allclose(objective.margins(distances.from_embedding(X)),
+                                   objective.loss.margin(*[distances.from_embedding(X)[p] for p in
+                                                           (objective.near, objective.far)])[0])
+
+
+def test_objects_are_looked_up_through_the_pairs_when_not_given(graph):
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(1).standard_normal((graph.n_objects, 2))
+    expected = objective.embedding_value_and_grad(X, distances)
+    objective.objects = None
+    v, g = objective.embedding_value_and_grad(X, distances)
+    assert v == pytest.approx(expected[0], rel=1e-12)
+    np.testing.assert_allclose(g, expected[1], rtol=1e-12)
+    np.testing.assert_array_equal(np.sort(objective.objects, axis=1), np.sort(graph.edge_objects, axis=1))
+
+
+def test_the_same_thread_count_gives_the_same_bits(graph):
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
+    objective.chunk = 100
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(2).standard_normal((graph.n_objects, 4))
+    first, second = (objective.embedding_value_and_grad(X, distances, threads=2) for _ in range(2))
+    assert first[0] == second[0] and np.array_equal(first[1], second[1])
