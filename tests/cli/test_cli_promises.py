@@ -306,3 +306,28 @@ def test_extreme_weights_warn_and_report_both_errors(tmp_path):
     summary = check_output_set(tmp_path / "o")
     assert summary["train_error"] < 1e-6 < summary["train_error_unweighted"]
     assert "unweighted" in result.stdout
+
+
+# -- inputs real users have ----------------------------------------------------------------
+def test_several_compressed_latin_1_files_with_ties_and_extra_columns(clean_votes, tmp_path):
+    import gzip
+
+    frame = pd.read_csv(clean_votes)
+    frame["annotator"] = frame["annotator"].str.replace("w1", "José")
+    frame["tie"] = np.arange(len(frame)) % 5 == 0
+    frame["sampler"] = np.where(np.arange(len(frame)) % 2, "random", "active")
+    half = len(frame) // 2
+    a, b = tmp_path / "a.csv.gz", tmp_path / "b.csv"
+    a.write_bytes(gzip.compress(frame.iloc[:half].to_csv(index=False).encode("latin-1")))
+    b.write_bytes(frame.iloc[half:].to_csv(index=False).encode("latin-1"))
+    line = one_line_error(run(a, b, "--out", tmp_path / "o"), "a.csv.gz line", "not utf-8", "--encoding latin-1")
+    assert "Traceback" not in line
+    result = run(a, b, "--out", tmp_path / "o", "--encoding", "latin-1")
+    assert result.exit_code == 0, result.output
+    assert "tie answers as half a vote each way" in result.stdout and "sampler" in result.stdout
+    summary = check_output_set(tmp_path / "o")
+    assert summary["input"] == [str(a), str(b)] and summary["n_responses"] == len(frame) + frame["tie"].sum()
+    annotators = pd.read_csv(tmp_path / "o" / "annotators.csv")
+    assert "José" in set(annotators["annotator"])
+    outliers = pd.read_csv(tmp_path / "o" / "outliers.csv")
+    assert {"sampler", "tie"} <= set(outliers.columns)

@@ -103,12 +103,13 @@ def test_frame_detects_triplet_column_names(columns):
     assert np.array_equal(c.triplets, TRIPLETS) and list(c.annotator) == list("aabbc")
 
 
-def test_frame_unknown_columns_are_refused_or_mapped():
-    frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"]).assign(judge=1, notes="x")
-    with pytest.raises(InvalidComparisonsError, match=r"unknown column\(s\) \['judge', 'notes'\]"):
-        from_frame(frame)
+def test_frame_extra_columns_are_kept_or_mapped():
+    frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"]).assign(judge=1, notes=list("vwxyz"))
+    c = from_frame(frame)
+    assert sorted(c.extra) == ["judge", "notes"] and list(c.extra["notes"]) == list("vwxyz")
+    assert list(c[[4, 0]].extra["notes"]) == ["z", "v"] and list(to_frame(c)["notes"]) == list("vwxyz")
     c = from_frame(frame, columns={"judge": "annotator", "notes": None})
-    assert list(c.annotator) == [1] * 5
+    assert list(c.annotator) == [1] * 5 and c.extra == {}
     with pytest.raises(InvalidComparisonsError, match="found no comparison columns"):
         from_frame(pd.DataFrame({"x": [0], "y": [1], "z": [2]}))
 
@@ -175,7 +176,8 @@ def test_salmon_target_filenames_become_names_when_one_to_one():
     c = from_frame(raw)
     assert c.object_names == ("a.png", "b.png", "c.png") and c.triplets.tolist() == [[0, 2, 1], [1, 2, 0]]
     raw.loc[1, "right_filename"] = "z.png"  # index 0 now has two file names: no names rather than wrong ones
-    assert from_frame(raw).object_names is None
+    with pytest.warns(UserWarning, match="not used.*0: a.png"):
+        assert from_frame(raw).object_names is None
 
 
 def test_object_names_map_to_indices_and_back():

@@ -19,13 +19,17 @@ from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_
 NAME_COLUMNS = ("name", "word", "object", "label", "item")
 
 
-def read_names_file(path: Path):
+def read_names_file(path: Path, encoding: str = "utf-8"):
     """Object names: a file with one name per line, or a table (CSV/TSV with a header)
     whose ``name``-like column gives them, in the order of its ``index0`` column if any."""
-    first = path.read_text(encoding="utf-8").split("\n", 1)[0]
+    try:
+        first = path.read_text(encoding=encoding).split("\n", 1)[0]
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not {encoding} text; give its encoding with --encoding (e.g. latin-1)") from None
     if "\t" not in first and "," not in first:
         return path
-    table = pd.read_csv(path, sep="\t" if "\t" in first else ",", dtype=str, keep_default_na=False)
+    table = pd.read_csv(path, sep="\t" if "\t" in first else ",", dtype=str, keep_default_na=False,
+                        encoding=encoding)
     if "index0" in table.columns:
         table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
     column = next((c for c in table.columns if c.lower() in NAME_COLUMNS),
@@ -35,26 +39,31 @@ def read_names_file(path: Path):
     return table[column].tolist()
 
 
-def read_input(path: Path, names: Path | None, skip_invalid: bool):
-    """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects."""
-    import warnings
-
+def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8"):
+    """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects, from one
+    file or several; returns them and the reader's warnings as lines."""
     from ..data.io import read_comparisons
     from ..data.validation import InvalidComparisonsError
 
+    source = source_text(paths)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            data, report = read_comparisons(path, names=None if names is None else read_names_file(names),
-                                            on_invalid="skip" if skip_invalid else "raise", return_report=True)
+        with collected_warnings() as caught:
+            data, report = read_comparisons(paths if len(paths) > 1 else paths[0],
+                                            names=None if names is None else read_names_file(names, encoding),
+                                            on_invalid="skip" if skip_invalid else "raise", encoding=encoding,
+                                            return_report=True)
     except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
         message = str(exc).strip("'\"")
-        if str(path.name) not in message:
-            message = f"{path}{' line 1' if 'columns' in message else ''}: {message}"
+        if not any(str(p.name) in message for p in paths):
+            message = f"{source}{' line 1' if 'columns' in message else ''}: {message}"
         raise BadInput(message) from None
     if report.n_skipped:
         click.echo(str(report), err=True)  # never dropped quietly, even with --quiet
-    return data
+    return data, warning_lines(caught, source)
+
+
+def source_text(paths: list[Path]) -> str:
+    return str(paths[0]) if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
 
 
 def read_labels(path: Path, column: str, comparisons) -> list[str]:
@@ -94,11 +103,13 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
-@click.argument("comparisons", type=click.Path(path_type=Path))
+@click.argument("comparisons", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--dim", type=click.IntRange(min=1), default=2, show_default=True,
               help="Embedding dimension.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if missing).")
+@click.option("--encoding", default="utf-8", show_default=True,
+              help="Text encoding of the input files (e.g. latin-1, cp1252, utf-16).")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column gives them.")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
@@ -123,19 +134,21 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
+def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
         label_column, skip_invalid, svg, quiet, verbose):
-    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet).
+    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet; several
+    files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
     The format is detected from the columns: triplets (anchor, closer, farther),
     quadruplets (i, j, l, k), odd-one-out answers, or salmon/NEXT responses, with
-    optional annotator and weight columns.  Writes to OUT: embedding.csv,
+    optional annotator, weight and tie columns; other columns are kept and listed per
+    flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
     outliers.csv (flagged comparisons with votes, annotators and gamma),
     annotators.csv (when the file has annotator ids), summary.json and the plots
     embedding.png, outliers.png, annotators.png.  Exit code 2 on bad input.
     """
     started = time.perf_counter()
-    for path in (comparisons, names, labels):
+    for path in (*comparisons, names, labels):
         check_input_file(path)
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
@@ -144,7 +157,7 @@ def fit(comparisons, dim, out, names, method, loss, lam, seed, holdout, max_iter
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
     output = open_output(out)  # fails now, not after the fit, when --out cannot be written
     try:
-        summary = _fit_and_write(output.folder, comparisons, dim, names, method, loss, lam, seed, holdout, max_iter,
+        summary = _fit_and_write(output.folder, list(comparisons), encoding, dim, names, method, loss, lam, seed, holdout, max_iter,
                                  annotator_rounds, labels, label_column, skip_invalid, svg, verbose, quiet,
                                  estimator, started)
         output.commit()
@@ -163,13 +176,13 @@ def check_input_file(path: Path | None) -> None:
         raise BadInput(f"{path}: no such file")
 
 
-def _fit_and_write(folder, comparisons, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
+def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
-    data = read_input(comparisons, names, skip_invalid)
+    data, notes = read_input(paths, names, skip_invalid, encoding)
+    comparisons = source_text(paths)
     label_values = read_labels(labels, label_column, data) if labels is not None else None
-    notes = []
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
     if 2 * len(used) < data.n_objects:  # mostly unused ids (e.g. 10 of 1,000,000): fit the used ones only
@@ -184,7 +197,12 @@ def _fit_and_write(folder, comparisons, dim, names, method, loss, lam, seed, hol
         train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
     except InvalidComparisonsError as exc:
         raise BadInput(f"--holdout {holdout:g}: {exc}") from None
-    say(f"{data!r} from {comparisons}; fitting {type(estimator).__name__} in {dim} dimensions"
+    ties = data.extra.get("tie")
+    extra = sorted(set(data.extra) - {"tie"})
+    say(f"{data!r} from {comparisons}"
+        + (f" ({int(ties.sum()) // 2} tie answers as half a vote each way)" if ties is not None and ties.any() else "")
+        + (f"; kept per-response columns {', '.join(extra)}" if extra else ""))
+    say(f"fitting {type(estimator).__name__} in {dim} dimensions"
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))
     reliability, rounds = None, None
     try:
@@ -208,7 +226,7 @@ def _fit_and_write(folder, comparisons, dim, names, method, loss, lam, seed, hol
                                  object_ids=object_ids, groups=groups)
     weighted = not np.all(train.weight == train.weight[0])
     summary = {
-        "input": str(comparisons), "n_objects": data.n_objects, "n_responses": len(data),
+        "input": [str(p) for p in paths] if len(paths) > 1 else str(paths[0]), "n_objects": data.n_objects, "n_responses": len(data),
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
                      "max_iter": max_iter, "annotator_rounds": annotator_rounds,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},

@@ -26,7 +26,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
         X = Comparisons(np.asarray(X), n_objects=n_objects)
     elif n_objects is not None and n_objects != X.n_objects:
         X = Comparisons(X.quadruplets, n_objects=n_objects, weight=X.weight, annotator=X.annotator,
-                        timestamp=X.timestamp, response_time=X.response_time)
+                        timestamp=X.timestamp, response_time=X.response_time, extra=X.extra)
     if y is not None:
         y = np.asarray(y).reshape(-1)
         if len(y) != len(X):

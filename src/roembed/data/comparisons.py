@@ -73,6 +73,10 @@ class Comparisons:
         Per-response metadata.  Annotator ids may be strings or integers.
     object_names : sequence of str, optional
         ``object_names[o]`` is the name of object ``o``.
+    extra : mapping of str to arrays of shape (m,), optional
+        Any further per-response columns (the sampler that chose the query, a
+        known-answer flag, ``tie`` ...): kept through subsetting, concatenation and
+        writing, and summarised per comparison in ``ComparisonGraph.edge_table``.
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class Comparisons:
         timestamp=None,
         response_time=None,
         object_names: Sequence[str] | None = None,
+        extra=None,
         where: RowLocator | None = None,
     ):
         where = where or RowLocator()
@@ -134,6 +139,15 @@ class Comparisons:
                     r = int(np.flatnonzero(pd.isna(values))[0])
                     raise InvalidComparisonsError(f"{where(r)}: annotator id is missing")
             self._meta[name] = _readonly(values)
+        self._extra = {}
+        for name, values in dict(extra or {}).items():
+            name = str(name)
+            if name in self._meta or name in ("weight", "i", "j", "l", "k"):
+                raise InvalidComparisonsError(f"extra column {name!r} clashes with a built-in column")
+            values = np.asarray(values)
+            if values.shape != (m,):
+                raise InvalidComparisonsError(f"got {values.size} values of extra column {name!r} for {m} comparisons")
+            self._extra[name] = _readonly(values)
 
     # -- constructors -------------------------------------------------------
     @classmethod
@@ -160,6 +174,7 @@ class Comparisons:
     annotator = property(lambda self: self._meta["annotator"])
     timestamp = property(lambda self: self._meta["timestamp"])
     response_time = property(lambda self: self._meta["response_time"])
+    extra = property(lambda self: dict(self._extra), doc="Further per-response columns: name -> (m,) array.")
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -219,7 +234,7 @@ class Comparisons:
     def _replace(self, **changes) -> "Comparisons":
         fields = dict(
             quadruplets=self._quads, n_objects=self._n_objects, weight=self._weight,
-            object_names=self._object_names, **self._meta,
+            object_names=self._object_names, extra=self._extra, **self._meta,
         )
         fields.update(changes)
         return Comparisons(**fields)
@@ -228,10 +243,15 @@ class Comparisons:
         """Subset of rows (integer array, slice or boolean mask); objects are kept."""
         index = np.arange(len(self))[index]
         meta = {k: (None if v is None else v[index]) for k, v in self._meta.items()}
-        return self._replace(quadruplets=self._quads[index], weight=self._weight[index], **meta)
+        extra = {k: v[index] for k, v in self._extra.items()}
+        return self._replace(quadruplets=self._quads[index], weight=self._weight[index], extra=extra, **meta)
 
     def with_weight(self, weight) -> "Comparisons":
         return self._replace(weight=weight)
+
+    def with_extra(self, **columns) -> "Comparisons":
+        """The same responses with further per-response columns (replacing any of the same name)."""
+        return self._replace(extra={**self._extra, **columns})
 
     def flipped(self, rows=None) -> "Comparisons":
         """Reverses the answer of the given rows (all by default): ``(i,j,l,k) -> (l,k,i,j)``."""
@@ -268,17 +288,21 @@ class Comparisons:
                 raise InvalidComparisonsError(f"some parts have {key} values and some do not")
             else:
                 meta[key] = np.concatenate(vals)
+        if any(set(p._extra) != set(first._extra) for p in parts):
+            raise InvalidComparisonsError("can only concatenate comparisons with the same extra columns")
+        extra = {key: np.concatenate([p._extra[key] for p in parts]) for key in first._extra}
         return first._replace(
             quadruplets=np.concatenate([p.quadruplets for p in parts]),
             weight=np.concatenate([p.weight for p in parts]),
+            extra=extra,
             **meta,
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per response: ``i, j, l, k, weight`` (+ metadata columns present)."""
+        """One row per response: ``i, j, l, k, weight`` (+ metadata and extra columns present)."""
         df = pd.DataFrame(self._quads, columns=["i", "j", "l", "k"])
         df["weight"] = self._weight
-        for key, v in self._meta.items():
+        for key, v in {**self._meta, **self._extra}.items():
             if v is not None:
                 df[key] = v
         return df
@@ -430,7 +454,15 @@ class ComparisonGraph:
         df["n_responses"] = self.n_responses[edges]
         if self.comparisons.annotator is not None:
             df["annotators"] = [";".join(map(str, self.edge_annotators(e))) for e in edges]
+        for key, values in self.comparisons.extra.items():  # distinct values of the edge's responses
+            df[key] = self._distinct_per_edge(values, edges)
         return df
+
+    def _distinct_per_edge(self, values: np.ndarray, edges: np.ndarray) -> list[str]:
+        wanted = np.isin(self.response_edge, edges)
+        frame = pd.DataFrame({"edge": self.response_edge[wanted], "value": values[wanted]})
+        joined = frame.groupby("edge")["value"].agg(lambda v: ";".join(sorted({str(x) for x in v})))
+        return joined.reindex(edges).fillna("").tolist()
 
     def to_comparisons(self) -> Comparisons:
         """One weighted response per edge (weight = votes); metadata is dropped."""

@@ -23,7 +23,7 @@ from .validation import (
 
 __all__ = [
     "FORMATS", "from_cblearn", "to_cblearn", "from_frame", "to_frame", "to_salmon", "to_array",
-    "from_odd_one_out",
+    "from_odd_one_out", "split_ties", "TIE_COLUMNS",
 ]
 
 
@@ -156,7 +156,7 @@ def _odd_one_out_triplets(shown: np.ndarray, position: np.ndarray) -> np.ndarray
 
 def from_odd_one_out(
     shown, odd, *, odd_is: str = "position", annotator=None, weight=None, timestamp=None,
-    response_time=None, n_objects=None, object_names=None, where: RowLocator | None = None,
+    response_time=None, n_objects=None, object_names=None, extra=None, where: RowLocator | None = None,
 ) -> Comparisons:
     """Odd-one-out answers to triplets: two triplets per answer.
 
@@ -187,11 +187,13 @@ def from_odd_one_out(
     def twice(values):
         return None if values is None else np.repeat(np.asarray(values), 2)
 
-    lines = np.arange(len(shown)) if where.lines is None else np.asarray(where.lines)
+    twice_where = where.subset(np.repeat(np.arange(len(shown)), 2))
+    if where.lines is None:
+        twice_where.lines = np.repeat(np.arange(len(shown)), 2)
     return Comparisons(
         _odd_one_out_triplets(shown, position), n_objects=n_objects, weight=twice(weight),
         annotator=twice(annotator), timestamp=twice(timestamp), response_time=twice(response_time),
-        object_names=object_names, where=RowLocator(where.source, np.repeat(lines, 2)),
+        object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
     )
 
 
@@ -215,6 +217,10 @@ METADATA = {
     "timestamp": ("timestamp", "datetime_received", "time_received", "datetime", "time", "date"),
     "response_time": ("response_time", "rt", "reaction_time"),
 }
+#: Names of a column that marks "same / can't decide" answers (see :func:`split_ties`).
+TIE_COLUMNS = ("tie", "is_tie", "undecided", "cannot_decide", "cant_decide", "no_preference")
+_TRUE = {"1", "1.0", "true", "t", "yes", "y"}
+_FALSE = {"0", "0.0", "false", "f", "no", "n", "", "nan", "none"}
 
 
 def _norm(name) -> str:
@@ -340,17 +346,32 @@ def check_names(names) -> tuple[str, ...] | None:
 
 
 def _salmon_target_names(frame: pd.DataFrame) -> tuple[str, ...] | None:
-    """Target names from salmon's ``<role>_filename`` columns, when they name every index 0..n-1."""
+    """Target names from salmon's ``<role>_filename`` columns.
+
+    A partial export (some targets never shown) names only some indices 0..n-1: the
+    others get ``"#<index>"`` (they occur in no comparison).  Names that do not map one
+    to one onto indices are not used, with a warning saying why.
+    """
+    import warnings
+
     roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
     if not {"head", "left", "right"} <= set(roles) or any(frame[r].dtype.kind not in "iu" for r in roles):
         return None
     pairs = pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
                           "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])})
     pairs = pairs.drop_duplicates()
+    clash = pairs["index"].duplicated(keep=False) | pairs["name"].duplicated(keep=False)
+    if pairs["index"].min() < 0 or clash.any():
+        first = pairs[clash].sort_values("index").head(2)
+        warnings.warn(f"salmon target names not used: they do not map one to one onto target indices "
+                      f"(e.g. {', '.join(f'{i}: {n}' for i, n in zip(first['index'], first['name']))})",
+                      UserWarning, stacklevel=5)
+        return None
     n = int(pairs["index"].max()) + 1
-    if pairs["index"].min() < 0 or len(pairs) != n or pairs["index"].nunique() != n or pairs["name"].nunique() != n:
-        return None  # not a clean one-to-one naming of 0..n-1
-    return tuple(pairs.sort_values("index")["name"])
+    names = [f"#{o}" for o in range(n)]
+    for index, name in zip(pairs["index"], pairs["name"]):
+        names[int(index)] = name
+    return tuple(names) if len(set(names)) == n else None
 
 
 def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProblems) -> np.ndarray | None:
@@ -410,12 +431,11 @@ def frame_to_comparisons(
     source = where.source or "input"
     kind, object_cols = _detect(list(frame.columns), format, source)
     meta = {role: next((c for c in aliases if c in frame.columns), None) for role, aliases in METADATA.items()}
-    unknown = [c for c in frame.columns if c not in object_cols and c not in meta.values()]
-    if unknown and kind != "salmon":  # salmon exports carry many bookkeeping columns
-        raise InvalidComparisonsError(
-            f"{source}: unknown column(s) {unknown}; rename them with "
-            f"columns={{{unknown[0]!r}: 'annotator'}} (say) or drop them with columns={{{unknown[0]!r}: None}}"
-        )
+    tie_col = next((c for c in TIE_COLUMNS if c in frame.columns), None)
+    consumed = set(object_cols) | set(meta.values()) | {tie_col}
+    if kind == "salmon":
+        consumed |= {"loser"} | {f"{r}_filename" for r in ("head", "left", "right", "winner", "loser")}
+    extra_cols = [c for c in frame.columns if c not in consumed]
     if len(frame) == 0:
         raise InvalidComparisonsError(f"{source}: no comparisons: the input is empty")
     names = check_names(names)
@@ -424,6 +444,11 @@ def frame_to_comparisons(
     odd_col = object_cols[3] if kind == "odd-one-out" else None
     id_cols = list(object_cols[:3]) if kind == "odd-one-out" and odd_col == "odd_position" else list(object_cols)
     problems = _RowProblems(len(frame), where, on_invalid, frame[list(object_cols)].to_numpy(dtype=object))
+    tie = None if tie_col is None else _tie_flags(frame[tie_col], problems)
+    if tie is not None and kind == "odd-one-out":
+        raise InvalidComparisonsError(f"{source}: column {tie_col!r}: ties are not supported for odd-one-out answers")
+    if tie is not None and kind == "salmon":  # a tie needs no winner: take left
+        frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))
     codes, names = _object_codes(frame[id_cols], names, problems)
     if names is not None:
         if n_objects is not None and n_objects != len(names):
@@ -450,6 +475,7 @@ def frame_to_comparisons(
     kept = where.subset(keep)
     metadata = {role: None if col is None else frame[col].to_numpy()[keep]
                 for role, col in meta.items() if role != "weight"}
+    metadata["extra"] = {c: frame[c].to_numpy()[keep] for c in extra_cols}
     weight = None if weight is None else weight[keep]
     if kind == "odd-one-out":
         comparisons = from_odd_one_out(shown[keep], position[keep], weight=weight, n_objects=n_objects,
@@ -457,7 +483,45 @@ def frame_to_comparisons(
     else:
         comparisons = Comparisons(quads[keep], n_objects=n_objects, weight=weight, object_names=names,
                                   where=kept, **metadata)
+        if tie is not None:
+            comparisons = split_ties(comparisons, tie[keep])
     return comparisons, report
+
+
+def _tie_flags(values: pd.Series, problems: _RowProblems) -> np.ndarray:
+    """A tie column as booleans (1/0, true/false, yes/no; empty = not a tie)."""
+    text = values.astype(str).str.strip().str.lower().to_numpy()
+    text[pd.isna(values).to_numpy()] = ""
+    problems.flag(~np.isin(text, list(_TRUE | _FALSE)), "tie is not true/false (1/0, yes/no)")
+    return np.isin(text, list(_TRUE))
+
+
+def split_ties(comparisons: Comparisons, tie) -> Comparisons:
+    r"""Turns "same / can't decide" answers into half a vote each way.
+
+    A tied response on query ``(i, j, l, k)`` with weight ``w`` becomes two
+    responses, ``d(i, j) < d(l, k)`` and ``d(l, k) < d(i, j)``, each of weight ``w / 2``
+    (same annotator, time and extra columns; an extra column ``tie`` marks them).
+
+    The likelihood this implies: with ``p`` the model's probability that the first pair
+    is closer, a tie contributes :math:`\tfrac12 \log p + \tfrac12 \log(1 - p)`, which is
+    largest at ``p = 1/2`` -- a tie pulls the two distances together.  For margin losses
+    (SOE's hinge) it is :math:`\tfrac12 [1 + s]_+ + \tfrac12 [1 - s]_+`, flat (at its minimum)
+    while the two squared distances differ by less than the margin: a tie asks that
+    neither pair be clearly closer.  Every estimator sees it through the vote weights, so
+    nothing else changes; the comparison graph shows a tie as votes on both edges.
+    """
+    tie = np.asarray(tie, dtype=bool).reshape(-1)
+    if tie.shape != (len(comparisons),):
+        raise InvalidComparisonsError(f"got {tie.size} tie flags for {len(comparisons)} comparisons")
+    marked = comparisons.with_extra(tie=tie)
+    if not tie.any():
+        return marked
+    rows = np.concatenate([np.arange(len(comparisons)), np.flatnonzero(tie)])
+    doubled = marked[rows]
+    weight = np.array(doubled.weight)
+    weight[tie[rows]] /= 2.0
+    return doubled.with_weight(weight).flipped(np.arange(len(comparisons), len(rows)))
 
 
 def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects=None,
@@ -469,9 +533,11 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     ``head, left, right, winner`` (winner = the one of left/right closer to head), or
     odd-one-out ``a, b, c`` with ``odd`` (object) or ``odd_position`` (0-based).
     Metadata (:data:`METADATA`): annotator (``puid``, ``worker_id`` ...), weight,
-    timestamp, response_time.  Object ids may be indices or names; ``names`` fixes the
-    name order.  ``columns`` renames (``{"rater": "annotator"}``) or drops (``{"x": None}``)
-    columns; other unknown columns raise (salmon exports may have any).
+    timestamp, response_time; a ``tie`` column (:data:`TIE_COLUMNS`) marks "same / can't
+    decide" answers, which become half a vote each way (:func:`split_ties`).  Every other
+    column is kept per response in ``Comparisons.extra``.  Object ids may be indices or
+    names; ``names`` fixes the name order.  ``columns`` renames (``{"rater": "annotator"}``)
+    or drops (``{"x": None}``) columns.
     Invalid rows raise, naming the row, or with ``on_invalid="skip"`` are dropped with a
     :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
     """
@@ -493,6 +559,8 @@ def _metadata_columns(comparisons: Comparisons, frame: pd.DataFrame, annotator: 
         values = getattr(comparisons, role)
         if values is not None:
             frame[col] = values
+    for col, values in comparisons.extra.items():
+        frame[col] = values
     return frame
 
 

@@ -2,10 +2,13 @@
 
 Columns are recognised by name (see :data:`roembed.data.convert.FORMATS` and
 ``METADATA``).  A file without a header must hold 3 (triplet) or 4 (quadruplet)
-integer columns.  Errors name the file and line (the header is line 1).
+integer columns.  Errors name the file and line (the header is line 1).  Text files
+may be compressed (``.gz``, ``.bz2``, ``.xz``, or a ``.zip`` holding one file, as
+salmon ships its exports) and in any ``encoding``; several files read as one.
 """
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
@@ -25,8 +28,51 @@ _META_KEY = b"roembed"
 _HEADERLESS = {3: ["anchor", "closer", "farther"], 4: ["i", "j", "l", "k"]}
 
 
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+
+
 def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() in _PARQUET
+
+
+def _read_bytes(path: Path) -> tuple[bytes, Path]:
+    """The file's (decompressed) bytes and the name its format is judged by (``a.tsv.gz`` -> ``a.tsv``)."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".zip":
+            with zipfile.ZipFile(path) as archive:
+                members = [m for m in archive.infolist() if not m.is_dir()
+                           and not m.filename.startswith("__MACOSX/") and not Path(m.filename).name.startswith(".")]
+                if len(members) != 1:
+                    listed = ", ".join(m.filename for m in members[:4]) or "nothing"
+                    raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}")
+                return archive.read(members[0]), Path(members[0].filename)
+        opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(suffix, open)
+        with opener(path, "rb") as fh:
+            return fh.read(), path.with_suffix("") if suffix in _COMPRESSED else path
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as exc:
+        if suffix not in _COMPRESSED:
+            raise
+        raise InvalidComparisonsError(f"{path}: not a readable {suffix} file ({exc})") from None
+
+
+def _decode(data: bytes, path: Path, encoding: str) -> str:
+    """The text of ``data``; a byte the encoding cannot read is an error naming the file and line."""
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise InvalidComparisonsError(f"{path}: unknown encoding {encoding!r}") from None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
+        raise InvalidComparisonsError(
+            f"{path} line {line}: not {encoding} text (byte {data[exc.start:exc.start + 1]!r}); "
+            f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})") from None
 
 
 def _separator(path: Path, first_line: str) -> str:
@@ -59,12 +105,13 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
         )
 
 
-def _read_text(path: Path, columns):
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline()
+def _read_text(path: Path, columns, encoding: str = "utf-8"):
+    data, logical = _read_bytes(path)
+    text = _decode(data, path, encoding)
+    first = text.split("\n", 1)[0].lstrip("\ufeff")
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
-    sep = _separator(path, first)
+    sep = _separator(logical, first)
     fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
     headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
     if headerless and not isinstance(columns, (list, tuple)):
@@ -77,8 +124,9 @@ def _read_text(path: Path, columns):
     rename = None if isinstance(columns, (list, tuple)) or columns is None else columns
     names = list(columns) if isinstance(columns, (list, tuple)) else None
     try:
-        frame = pd.read_csv(path, sep=sep, header=None if headerless else 0, names=names if headerless else None,
-                            skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True)
+        frame = pd.read_csv(io.StringIO(text.lstrip("\ufeff")), sep=sep, header=None if headerless else 0,
+                            names=names if headerless else None, skip_blank_lines=False, keep_default_na=False,
+                            na_values=[""], skipinitialspace=True)
     except pd.errors.ParserError as exc:
         found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if not found:
@@ -97,46 +145,84 @@ def _read_text(path: Path, columns):
 def _read_parquet(path: Path):
     try:
         import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover - pyarrow is in the test extra
-        raise ImportError(f"reading {path} needs pyarrow: pip install 'roembed[parquet]'") from None
+    except ImportError:
+        raise ImportError(f"{path}: reading Parquet needs pyarrow: pip install 'roembed[parquet]'") from None
     table = pq.read_table(path)
     stored = json.loads((table.schema.metadata or {}).get(_META_KEY, b"{}"))
     return table.to_pandas(), stored
 
 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
-                     n_objects: int | None = None, return_report: bool = False):
-    """Reads comparisons from a CSV/TSV (separator guessed) or Parquet file.
+                     n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False):
+    """Reads comparisons from a CSV/TSV (separator guessed) or Parquet file, or from several.
 
+    ``path``: a file, or a list of files with the same columns, read as one (errors
+    name the file and line of each row).  Text files may be compressed (``.gz``,
+    ``.bz2``, ``.xz``, or a ``.zip`` holding one file) and are decoded with ``encoding``
+    (a byte it cannot read is an error naming the file and line).
     ``format``: ``"auto"`` (by column names), ``"triplets"``, ``"quadruplets"``,
     ``"salmon"`` or ``"odd-one-out"``.  Object ids in the file may be integer indices
     or names (string ids); names become ``object_names``, in the order of ``names``
     (a sequence or a file with one name per line) when given, else sorted.
     ``columns``: a dict renaming (``{"rater": "annotator"}``) or dropping (``{"x": None}``)
-    columns, or a list naming the columns of a file without a header.
+    columns, or a list naming the columns of a file without a header.  Columns that are
+    neither objects nor known metadata are kept per response in ``Comparisons.extra``;
+    a ``tie`` column marks "same / can't decide" answers (half a vote each way, see
+    :func:`roembed.data.convert.split_ties`).
     ``on_invalid="raise"`` stops at the first bad row, naming file and line;
     ``"skip"`` drops bad rows with a :class:`SkippedRowsWarning` (count and first examples)
     and, with ``return_report=True``, returns ``(comparisons, SkipReport)``.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    if not paths:
+        raise InvalidComparisonsError("no comparisons: no file given")
+    for p in paths:
+        if p.is_dir():
+            raise InvalidComparisonsError(f"{p}: is a folder, not a file")
+        if not p.is_file():
+            raise FileNotFoundError(f"no such file: {p}")
     if names is not None:
         names = read_names(names)
-    if _is_parquet(path):
-        if isinstance(columns, (list, tuple)):
-            raise ValueError("a list of column names is only for text files without a header; pass a dict")
-        frame, stored = _read_parquet(path)
-        where, rename = RowLocator(str(path)), columns
+    parts = [_read_frame(p, columns, encoding) for p in paths]
+    frame, where, rename, stored = parts[0]
+    if len(parts) > 1:
+        frame, where = _stack(parts, rename)
+    elif stored:
         if names is None and stored.get("object_names") is not None:
             names = tuple(stored["object_names"])
         if n_objects is None and names is None:
             n_objects = stored.get("n_objects")
-    else:
-        frame, where, rename = _read_text(path, columns)
     comparisons, report = frame_to_comparisons(frame, format=format, names=names, columns=rename,
                                                n_objects=n_objects, on_invalid=on_invalid, where=where)
     return (comparisons, report) if return_report else comparisons
+
+
+def _read_frame(path: Path, columns, encoding: str):
+    """``(frame, where, rename, stored)`` of one file; ``stored`` is a Parquet file's roembed metadata."""
+    if _is_parquet(path):
+        if isinstance(columns, (list, tuple)):
+            raise ValueError("a list of column names is only for text files without a header; pass a dict")
+        frame, stored = _read_parquet(path)
+        return frame, RowLocator(str(path)), columns, stored
+    frame, where, rename = _read_text(path, columns, encoding)
+    return frame, where, rename, {}
+
+
+def _stack(parts, rename):
+    """Frames of several files as one, after checking they have the same columns."""
+    from .convert import _norm
+
+    first = parts[0][0]
+    columns = sorted(map(_norm, first.columns))
+    for frame, where, _, _ in parts[1:]:
+        if sorted(map(_norm, frame.columns)) != columns:
+            raise InvalidComparisonsError(
+                f"{where.source} line 1: columns {list(frame.columns)} differ from those of "
+                f"{parts[0][1].source} ({list(first.columns)}); several files must have the same columns")
+    frames = [frame.rename(columns=_norm) for frame, *_ in parts]
+    frame = pd.concat(frames, ignore_index=True)
+    where = RowLocator.concat([p[1] for p in parts], [len(f) for f in frames])
+    return frame, where
 
 
 def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, names_path=None) -> Path:

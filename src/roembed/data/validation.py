@@ -27,21 +27,37 @@ class RowLocator:
 
     ``lines[r]`` is the 1-based file line of row ``r`` when known; without a
     ``source`` it is the row number in the caller's input (for expanded rows).
+    ``sources[r]``, when given, is the file of row ``r`` (rows read from several files).
     """
 
     source: str | None = None
     lines: np.ndarray | None = None
+    sources: np.ndarray | None = None
 
     def __call__(self, row: int) -> str:
-        if self.source is None:
+        source = self.source if self.sources is None else str(self.sources[row])
+        if source is None:
             return f"row {row if self.lines is None else int(self.lines[row])}"
         if self.lines is not None:
-            return f"{self.source} line {int(self.lines[row])}"
-        return f"{self.source} row {row}"
+            return f"{source} {int(self.lines[row])}" if source.endswith(" row") else \
+                f"{source} line {int(self.lines[row])}"
+        return f"{source} row {row}"
 
     def subset(self, keep: np.ndarray) -> "RowLocator":
+        """The locator of ``rows[keep]`` (a mask or an index array, repeats allowed)."""
         lines = None if self.lines is None else np.asarray(self.lines)[keep]
-        return RowLocator(self.source, lines)
+        sources = None if self.sources is None else np.asarray(self.sources)[keep]
+        return RowLocator(self.source, lines, sources)
+
+    @staticmethod
+    def concat(parts: list["RowLocator"], lengths: list[int]) -> "RowLocator":
+        """One locator for rows read from several sources, one after the other (a source without
+        line numbers counts its rows from 0, as ``"row r"`` would)."""
+        lines = np.concatenate([np.arange(n) if p.lines is None else np.asarray(p.lines)
+                                for p, n in zip(parts, lengths)])
+        sources = np.concatenate([np.full(n, p.source if p.lines is not None else f"{p.source} row", dtype=object)
+                                  for p, n in zip(parts, lengths)])
+        return RowLocator(None, lines, sources)
 
 
 @dataclass

@@ -1,0 +1,130 @@
+"""What crowd platforms export: compressed files, other encodings, several files, ties,
+extra per-response columns, partial salmon exports."""
+import bz2
+import gzip
+import lzma
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from roembed.data import Comparisons, InvalidComparisonsError, read_comparisons, write_comparisons
+from roembed.data.convert import split_ties
+
+TEXT = "anchor,closer,farther,annotator\n0,1,2,ann\n1,2,3,bob\n2,3,0,José\n3,0,1,ann\n"
+EXPECTED = [[0, 1, 2], [1, 2, 3], [2, 3, 0], [3, 0, 1]]
+
+
+def _zip(path, data):
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("responses.csv", data)
+
+
+@pytest.mark.parametrize("name, write", [
+    ("votes.csv.gz", lambda p, d: p.write_bytes(gzip.compress(d))),
+    ("votes.csv.bz2", lambda p, d: p.write_bytes(bz2.compress(d))),
+    ("votes.csv.xz", lambda p, d: p.write_bytes(lzma.compress(d))),
+    ("votes.zip", _zip),
+])
+def test_compressed_files_read_like_plain_ones(tmp_path, name, write):
+    path = tmp_path / name
+    write(path, TEXT.encode())
+    c = read_comparisons(path)
+    assert c.triplets.tolist() == EXPECTED and list(c.annotator) == ["ann", "bob", "José", "ann"]
+
+
+def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path):
+    path = tmp_path / "votes.tsv.gz"
+    path.write_bytes(gzip.compress(TEXT.replace(",", "\t").encode()))
+    assert read_comparisons(path).triplets.tolist() == EXPECTED
+    broken = tmp_path / "broken.csv.gz"
+    broken.write_bytes(b"not gzip at all")
+    with pytest.raises(InvalidComparisonsError, match=r"broken.csv.gz: not a readable .gz file"):
+        read_comparisons(broken)
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as archive:
+        archive.writestr("a.csv", TEXT)
+        archive.writestr("b.csv", TEXT)
+    with pytest.raises(InvalidComparisonsError, match=r"two.zip: a .zip must hold exactly one file, it holds a.csv, b.csv"):
+        read_comparisons(two)
+
+
+def test_other_encodings_name_the_file_line_and_the_fix(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes(TEXT.encode("latin-1"))
+    with pytest.raises(InvalidComparisonsError, match=r"latin.csv line 4: not utf-8 text .*encoding='latin-1'"):
+        read_comparisons(path)
+    assert list(read_comparisons(path, encoding="latin-1").annotator)[2] == "José"
+    with pytest.raises(InvalidComparisonsError, match="unknown encoding 'klingon'"):
+        read_comparisons(path, encoding="klingon")
+    bom = tmp_path / "bom.csv"
+    bom.write_bytes(b"\xef\xbb\xbf" + TEXT.encode())
+    assert read_comparisons(bom).triplets.tolist() == EXPECTED
+
+
+def test_several_files_read_as_one_with_errors_naming_each_file(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.tsv"
+    a.write_text("anchor,closer,farther,annotator\n0,1,2,ann\n")
+    b.write_text("anchor\tcloser\tfarther\tannotator\n1\t2\t3\tbob\n2\t2\t0\tcat\n")
+    with pytest.raises(InvalidComparisonsError, match=r"b.tsv line 3: the first pair repeats an object"):
+        read_comparisons([a, b])
+    b.write_text("anchor\tcloser\tfarther\tannotator\n1\t2\t3\tbob\n")
+    c = read_comparisons([a, b])
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 3]] and list(c.annotator) == ["ann", "bob"]
+    named_a, named_b = tmp_path / "na.csv", tmp_path / "nb.csv"
+    named_a.write_text("anchor,closer,farther\nant,bee,cat\n")
+    named_b.write_text("anchor,closer,farther\ndog,ant,bee\n")
+    c = read_comparisons([named_a, named_b])  # names over both files, one numbering
+    assert c.object_names == ("ant", "bee", "cat", "dog") and c.triplets.tolist() == [[0, 1, 2], [3, 0, 1]]
+    other = tmp_path / "other.csv"
+    other.write_text("anchor,closer,farther,weight\n0,1,2,1\n")
+    with pytest.raises(InvalidComparisonsError, match=r"other.csv line 1: columns .* differ from those of .*a.csv"):
+        read_comparisons([a, other])
+
+
+def test_a_tie_is_half_a_vote_each_way():
+    c = Comparisons([[0, 1, 2], [1, 2, 3]], weight=[1.0, 3.0], annotator=["a", "b"])
+    tied = split_ties(c, [False, True])
+    assert tied.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [1, 3, 2]]
+    assert tied.weight.tolist() == [1.0, 1.5, 1.5] and list(tied.annotator) == ["a", "b", "b"]
+    assert tied.extra["tie"].tolist() == [False, True, True]
+    graph = tied.aggregate()  # both directions carry half the tie's weight: no net preference
+    tie_edges = graph.response_edge[1:]
+    assert graph.votes[tie_edges].tolist() == [1.5, 1.5] and graph.opposing_votes[tie_edges].tolist() == [1.5, 1.5]
+
+
+def test_a_tie_column_is_read(tmp_path):
+    path = tmp_path / "ties.csv"
+    path.write_text("anchor,closer,farther,tie\n0,1,2,0\n1,2,3,yes\n2,3,0,\n")
+    c = read_comparisons(path)
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [2, 3, 0], [1, 3, 2]]
+    assert c.weight.tolist() == [1.0, 0.5, 1.0, 0.5]
+    path.write_text("anchor,closer,farther,tie\n0,1,2,0\n1,2,3,maybe\n")
+    with pytest.raises(InvalidComparisonsError, match=r"ties.csv line 3: tie is not true/false"):
+        read_comparisons(path)
+
+
+def test_extra_columns_are_kept_written_and_listed_per_comparison(tmp_path):
+    path = tmp_path / "extra.csv"
+    path.write_text("anchor,closer,farther,annotator,sampler,known_answer\n"
+                    "0,1,2,a,random,0\n0,1,2,b,uncertainty,1\n1,2,3,a,random,0\n")
+    c = read_comparisons(path)
+    assert c.extra["sampler"].tolist() == ["random", "uncertainty", "random"]
+    assert c[[2]].extra["known_answer"].tolist() == [0]
+    table = c.aggregate().edge_table()
+    assert table["sampler"].tolist() == ["random;uncertainty", "random"]
+    back = read_comparisons(write_comparisons(c, tmp_path / "back.csv"))
+    assert back.extra["sampler"].tolist() == c.extra["sampler"].tolist()
+    assert Comparisons.concat([c, c]).extra["known_answer"].tolist() == [0, 1, 0] * 2
+
+
+def test_a_partial_salmon_export_keeps_its_names(tmp_path):
+    path = tmp_path / "responses.csv"
+    path.write_text("head,left,right,winner,loser,puid,head_filename,left_filename,right_filename,alg_ident\n"
+                    "0,1,3,3,1,u,a.png,b.png,d.png,RandomSampling\n"
+                    "3,0,1,0,1,v,d.png,a.png,b.png,ARR\n")
+    c = read_comparisons(path)
+    assert c.object_names == ("a.png", "b.png", "#2", "d.png")  # target 2 was never shown
+    assert c.triplets.tolist() == [[0, 3, 1], [3, 0, 1]]
+    assert c.extra["alg_ident"].tolist() == ["RandomSampling", "ARR"]
