@@ -53,12 +53,13 @@ def test_fit_writes_everything(files, spam):
     assert result.stdout == ""  # --quiet
     expected = {"embedding", "outliers", "annotators"}
     assert {p.name for p in out.iterdir()} == ({f"{s}.{e}" for s in expected for e in ("csv", "png", "svg")}
-                                               | {"summary.json"})
+                                               | {"summary.json", "comparisons.csv"})
     umask = os.umask(0o022)
     os.umask(umask)
     assert {p.stat().st_mode & 0o777 for p in out.iterdir()} == {0o666 & ~umask}  # not mkstemp's 0600
     emb = pd.read_csv(out / "embedding.csv")
-    assert list(emb.columns) == ["object", "name", "n_responses", "x1", "x2"]
+    assert list(emb.columns) == ["object", "name", "label", "n_responses", "x1", "x2"]
+    assert emb["label"].tolist() == [f"g{o % 3}" for o in range(25)]  # first of "g1;x"
     assert emb["name"].tolist() == [f"thing{o}" for o in range(25)] and np.isfinite(emb[["x1", "x2"]]).all().all()
     outliers = pd.read_csv(out / "outliers.csv")
     assert {"i_name", "votes", "opposing_votes", "annotators", "gamma"} <= set(outliers.columns)
@@ -96,7 +97,8 @@ def test_classic_method_and_reweighting(files):
     folder, csv, *_ = files
     result = run(csv, "--out", folder / "soe", "--method", "soe", "--quiet")
     assert result.exit_code == 0, result.stderr
-    assert {p.name for p in (folder / "soe").iterdir()} == {"embedding.csv", "embedding.png", "summary.json"}
+    assert {p.name for p in (folder / "soe").iterdir()} == {"embedding.csv", "comparisons.csv", "embedding.png",
+                                                            "summary.json"}
     result = run(csv, "--out", folder / "rw", "--annotator-rounds", 2, "--verbose")
     assert result.exit_code == 0, result.stderr
     assert "annotator reweighting round 1" in result.stdout

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .. import __version__
 from .._io import atomic_write
+from ..report.data import comparison_table, embedding_frame, responses_per_object
 
 # method name -> (module, class); imported only when asked for
 METHODS = {
@@ -83,7 +84,7 @@ def open_output(out: Path):
     return output
 
 
-_OUTPUT_STEMS = ("embedding", "outliers", "annotators", "summary", "report")
+_OUTPUT_STEMS = ("embedding", "comparisons", "outliers", "annotators", "summary", "report")
 
 
 def _foreign_files(folder: Path) -> str | None:
@@ -185,32 +186,6 @@ def _json_default(value):
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
-def responses_per_object(estimator) -> np.ndarray:
-    """How many fitted responses mention each object (0: its position is arbitrary)."""
-    q = estimator.graph_.comparisons.quadruplets
-    new = np.ones(q.shape, dtype=bool)  # count an object once per response (a triplet's anchor is i and l)
-    for c in (2, 3):
-        new[:, c] = (q[:, c] != q[:, 0]) & (q[:, c] != q[:, 1])
-    return np.bincount(q[new], minlength=estimator.n_objects_)
-
-
-def embedding_frame(estimator, object_ids=None, groups=None) -> pd.DataFrame:
-    """``object, name, n_responses, [group,] x1..xp`` (name empty when the objects have none).
-
-    ``object_ids``: the input's id of each fitted object (when only the used ones were fitted);
-    ``groups``: each object's connected group, written when there is more than one.
-    """
-    X = estimator.embedding_
-    names = estimator.object_names_ or [""] * len(X)
-    frame = pd.DataFrame({"object": np.arange(len(X)) if object_ids is None else np.asarray(object_ids),
-                          "name": list(names), "n_responses": responses_per_object(estimator)})
-    if groups is not None and groups.max() > 0:
-        frame["group"] = groups
-    for d in range(X.shape[1]):
-        frame[f"x{d + 1}"] = X[:, d]
-    return frame
-
-
 def has_outliers(estimator) -> bool:
     return hasattr(estimator, "outlier_mask_")
 
@@ -222,7 +197,7 @@ def has_annotators(estimator) -> bool:
 def write_results(estimator, out: Path, *, labels=None, label_title=None, formats=("png",),
                   reliability: pd.DataFrame | None = None, object_ids=None,
                   groups=None) -> tuple[list[Path], pd.DataFrame | None]:
-    """Writes embedding.csv, outliers.csv, annotators.csv and the pictures into ``out``.
+    """Writes embedding.csv, comparisons.csv, outliers.csv, annotators.csv and the pictures into ``out``.
 
     Objects in separate ``groups`` (no comparison between them) are coloured by group
     when there are no labels.  Returns the files written and the annotator table (None
@@ -230,7 +205,8 @@ def write_results(estimator, out: Path, *, labels=None, label_title=None, format
     """
     from .. import plotting
 
-    files = [write_csv(embedding_frame(estimator, object_ids, groups), out / "embedding.csv")]
+    files = [write_csv(embedding_frame(estimator, object_ids, groups, labels), out / "embedding.csv"),
+             write_csv(comparison_table(estimator), out / "comparisons.csv")]
     used = responses_per_object(estimator) > 0  # objects without comparisons sit anywhere: not drawn
     names = None if estimator.object_names_ is None else np.asarray(estimator.object_names_)[used]
     title = (f"{type(estimator).__name__}, {estimator.embedding_.shape[1]} dimensions, "

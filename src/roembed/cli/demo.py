@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from . import main
+from ..report.data import OUTPUT_FORMAT
 from ._report import describe_comparison, make_estimator, open_output, progress, write_json, write_results
 
 
@@ -72,7 +73,7 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started):
             click.echo(f"  {describe_comparison(row, None):<40} votes {row['votes']:4.0f} vs "
                        f"{row['opposing_votes']:4.0f}  gamma {row['gamma']:.3f}  [{truth}]")
     files, table = write_results(estimator, folder, formats=("png", "svg") if svg else ("png",))
-    summary = {"model": model, "rate": rate, "seed": seed, "test_error": test_error,
+    summary = {"output_format": OUTPUT_FORMAT, "model": model, "rate": rate, "seed": seed, "test_error": test_error,
                "outlier_precision": precision, "outlier_recall": recall,
                "n_flagged": int(flagged.sum()), "n_edges": len(flagged), "lam_used": estimator.lam_}
     if table is not None and len(data.spammers):

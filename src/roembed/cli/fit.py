@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..data import InvalidComparisonsError
 from ..model_selection import holdout_split
+from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
 from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_outliers, make_estimator, \
@@ -132,10 +133,12 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--skip-invalid", is_flag=True,
               help="Drop invalid rows (reporting how many and the first few) instead of stopping at the first.")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
+@click.option("--report", "html_report", is_flag=True,
+              help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
-        label_column, skip_invalid, svg, quiet, verbose):
+        label_column, skip_invalid, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
@@ -143,9 +146,11 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     quadruplets (i, j, l, k), odd-one-out answers, or salmon/NEXT responses, with
     optional annotator, weight and tie columns; other columns are kept and listed per
     flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
+    comparisons.csv (every comparison with its votes, gamma and flag),
     outliers.csv (flagged comparisons with votes, annotators and gamma),
-    annotators.csv (when the file has annotator ids), summary.json and the plots
-    embedding.png, outliers.png, annotators.png.  Exit code 2 on bad input.
+    annotators.csv (when the file has annotator ids), summary.json, the plots
+    embedding.png, outliers.png, annotators.png, and with --report report.html
+    (see `roembed report`).  Exit code 2 on bad input.
     """
     started = time.perf_counter()
     for path in (*comparisons, names, labels):
@@ -159,7 +164,7 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     try:
         summary = _fit_and_write(output.folder, list(comparisons), encoding, dim, names, method, loss, lam, seed, holdout, max_iter,
                                  annotator_rounds, labels, label_column, skip_invalid, svg, verbose, quiet,
-                                 estimator, started)
+                                 estimator, started, html_report=html_report)
         output.commit()
     except BaseException:
         output.discard()
@@ -177,7 +182,8 @@ def check_input_file(path: Path | None) -> None:
 
 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
-                   labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started) -> dict:
+                   labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
+                   html_report=False) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding)
@@ -226,7 +232,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                                  object_ids=object_ids, groups=groups)
     weighted = not np.all(train.weight == train.weight[0])
     summary = {
+        "output_format": OUTPUT_FORMAT,
         "input": [str(p) for p in paths] if len(paths) > 1 else str(paths[0]), "n_objects": data.n_objects, "n_responses": len(data),
+        "label_column": label_column,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
                      "max_iter": max_iter, "annotator_rounds": annotator_rounds,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},
@@ -246,7 +254,12 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "warnings": [line.removeprefix("warning: ") for line in notes],
         "seconds": round(time.perf_counter() - started, 3),
     }
-    summary["files"] = sorted({p.name for p in files} | {"summary.json"})
+    summary["files"] = sorted({p.name for p in files} | {"summary.json"} | ({"report.html"} if html_report else set()))
+    if html_report:
+        from ..report import write_report
+
+        write_report(estimator, folder / "report.html", labels=label_values, label_title=label_column,
+                     summary=summary, annotators=table, object_ids=object_ids)
     write_json(summary, folder / "summary.json")
     staged = sorted(p.name for p in folder.iterdir())
     if staged != summary["files"]:  # the promise: summary.json lists exactly the files of its run

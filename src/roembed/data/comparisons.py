@@ -447,21 +447,27 @@ class ComparisonGraph:
         df = pd.DataFrame({"edge": edges, "i": q[:, 0], "j": q[:, 1], "l": q[:, 2], "k": q[:, 3]})
         names = self.object_names
         if names is not None:
+            names = np.asarray(names, dtype=object)
             for col in "ijlk":
-                df[f"{col}_name"] = [names[o] for o in df[col]]
+                df[f"{col}_name"] = names[df[col].to_numpy()]
         df["votes"] = self.votes[edges]
         df["opposing_votes"] = self.opposing_votes[edges]
         df["n_responses"] = self.n_responses[edges]
         if self.comparisons.annotator is not None:
-            df["annotators"] = [";".join(map(str, self.edge_annotators(e))) for e in edges]
+            df["annotators"] = self._distinct_per_edge(self.comparisons.annotator, edges)
         for key, values in self.comparisons.extra.items():  # distinct values of the edge's responses
             df[key] = self._distinct_per_edge(values, edges)
         return df
 
     def _distinct_per_edge(self, values: np.ndarray, edges: np.ndarray) -> list[str]:
-        wanted = np.isin(self.response_edge, edges)
-        frame = pd.DataFrame({"edge": self.response_edge[wanted], "value": values[wanted]})
-        joined = frame.groupby("edge")["value"].agg(lambda v: ";".join(sorted({str(x) for x in v})))
+        """``"a;b"`` per edge: the distinct values of its responses as text, sorted (one group-by)."""
+        wanted = np.zeros(len(self), bool)
+        wanted[edges] = True
+        rows = wanted[self.response_edge]
+        frame = pd.DataFrame({"edge": self.response_edge[rows],
+                              "value": pd.Series(np.asarray(values)[rows], dtype=object).map(str)})
+        frame = frame.drop_duplicates().sort_values(["edge", "value"], kind="stable")
+        joined = frame.groupby("edge", sort=False)["value"].agg(";".join)
         return joined.reindex(edges).fillna("").tolist()
 
     def to_comparisons(self) -> Comparisons:

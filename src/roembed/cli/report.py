@@ -1,0 +1,63 @@
+"""``roembed report``: one self-contained HTML file from a ``roembed fit`` output folder."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from . import main
+from ._report import BadInput
+
+
+def parse_axes(value: str | None):
+    """``"1,3"`` (1-based, as the columns x1, x3) -> ``(0, 2)``."""
+    if value is None:
+        return None
+    try:
+        a, b = (int(v) for v in value.split(","))
+    except ValueError:
+        raise BadInput(f"--axes must be two coordinate numbers like 1,2, got {value!r}") from None
+    return a - 1, b - 1
+
+
+@main.command(short_help="Write an interactive HTML report of a fit's output folder.")
+@click.argument("folder", type=click.Path(path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The HTML file to write [default: FOLDER/report.html].")
+@click.option("--axes", default=None, help="Coordinates to show, e.g. 1,3 [default: 1,2, or the first two "
+                                           "principal coordinates above 2 dimensions].")
+@click.option("--thumbnails", type=click.Path(path_type=Path), default=None,
+              help="Folder of images named after the objects (<name>.png/.jpg or <index>.png), shown on hover "
+                   "and embedded in the file.")
+@click.option("--title", default=None, help="Title of the page.")
+@click.option("--max-comparisons", type=click.IntRange(min=1), default=None,
+              help="Above this many comparisons keep each object's worst ones [default: 1,000,000].")
+def report(folder, output, axes, thumbnails, title, max_comparisons):
+    """Write one HTML file (no server, no network) showing the fit in FOLDER.
+
+    FOLDER is an output folder of ``roembed fit``.  The page shows the embedding
+    (pan, zoom, hover; coloured by the labels given to the fit), and a click on an
+    object lists and draws its comparisons with votes, opposing votes, gamma, flag
+    and annotators; the outlier and annotator tables (click an annotator to see
+    their comparisons), a searchable object table and the run's summary.  Exit
+    code 2 when FOLDER holds no finished run or one from an older roembed.
+    """
+    path = write_folder_report(folder, output, axes=parse_axes(axes), thumbnails=thumbnails, title=title,
+                               max_comparisons=max_comparisons)
+    click.echo(f"wrote {path}")
+
+
+def write_folder_report(folder: Path, output: Path | None = None, **options) -> Path:
+    """``roembed report`` as a function: bad folders and options become :class:`BadInput`."""
+    from ..report import MAX_COMPARISONS, RunFolderError, write_report
+
+    options["max_comparisons"] = options.get("max_comparisons") or MAX_COMPARISONS
+    output = output or folder / "report.html"
+    try:
+        return write_report(folder, output, **options)
+    except RunFolderError as exc:
+        raise BadInput(str(exc)) from None
+    except ValueError as exc:  # bad --axes or --thumbnails
+        raise BadInput(str(exc)) from None
+    except OSError as exc:
+        raise BadInput(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -1,0 +1,88 @@
+"""One self-contained HTML file per fit: the embedding, its comparisons, outliers and annotators.
+
+``write_report(estimator, "fit.html")`` on a fitted estimator, or
+``write_report("out/", "out/report.html")`` on a ``roembed fit`` output folder
+(``roembed report OUT`` on the command line).  The file is a Bokeh standalone
+page with Bokeh's JavaScript and all data inline: it opens offline, with no
+Python, no server and no network request.  Inputs with more than
+``max_comparisons`` comparisons are summarised (each object's worst ones, see
+:func:`roembed.report.data.summarise`) and the report says so.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._io import atomic_write
+from .data import OUTPUT_FORMAT, ReportData, RunFolderError, comparison_table, from_estimator, labels_column, \
+    read_run, summarise
+
+#: Comparisons kept in a report before summarising (10^6 triplets of 10^4 objects fit in ~15 MB).
+MAX_COMPARISONS = 1_000_000
+
+
+def write_report(source, path, *, labels=None, label_title: str | None = None, thumbnails=None, axes=None,
+                 title: str | None = None, summary: dict | None = None, annotators=None,
+                 max_comparisons: int = MAX_COMPARISONS) -> Path:
+    """Writes the report of ``source`` (a fitted estimator, or a run folder) to ``path``.
+
+    Parameters
+    ----------
+    source : fitted estimator or path
+        An estimator with ``embedding_`` and ``graph_`` (robust ones add ``gamma_``
+        and annotators), or a folder written by ``roembed fit``.
+    labels : sequence, optional
+        One category per object to colour by (estimator only; a run folder has its own).
+    label_title : str, optional
+        Name of the label (the legend's title).
+    thumbnails : folder, or sequence of URLs/paths, optional
+        Images shown on hover; see :func:`roembed.report.thumbnails.thumbnail_column`.
+    axes : pair of int, optional
+        The coordinates to show (0-based); default: both coordinates when p <= 2,
+        else the first two principal coordinates.
+    title : str, optional
+        Page title.
+    summary : dict, optional
+        Settings and results to list (a run folder's ``summary.json`` is used as is).
+    annotators : DataFrame, optional
+        Annotator table to show instead of ``estimator.annotators_``.
+    max_comparisons : int
+        Above this many comparisons, keep each object's worst ones (noted in the report).
+
+    Returns the path written (atomically).
+    """
+    data = _data(source, labels=labels, summary=summary, annotators=annotators)
+    if label_title:
+        data.summary.setdefault("label_column", label_title)
+    if thumbnails is not None:
+        from .thumbnails import thumbnail_column
+
+        data.objects["thumbnail"] = thumbnail_column(thumbnails, data.objects)
+    return write_data(data, path, axes=axes, title=title, max_comparisons=max_comparisons)
+
+
+def write_data(data: ReportData, path, *, axes=None, title=None, max_comparisons: int = MAX_COMPARISONS) -> Path:
+    """Writes the report of already gathered :class:`ReportData`."""
+    from .page import render
+
+    page = render(summarise(data, max_comparisons), axes=axes, title=title)
+    path = Path(path)
+    with atomic_write(path, encoding="utf-8") as fh:
+        fh.write(page)
+    return path
+
+
+def _data(source, **options) -> ReportData:
+    if isinstance(source, ReportData):
+        return source
+    if isinstance(source, (str, Path)):
+        data = read_run(source)
+        if options.get("labels") is not None:
+            data.objects["label"] = labels_column(options["labels"], len(data.objects))
+        return data
+    if not hasattr(source, "embedding_") or not hasattr(source, "graph_"):
+        raise TypeError(f"write_report needs a fitted estimator or a run folder, got {type(source).__name__}")
+    return from_estimator(source, **options)
+
+
+__all__ = ["write_report", "write_data", "read_run", "from_estimator", "summarise", "comparison_table",
+           "ReportData", "RunFolderError", "OUTPUT_FORMAT", "MAX_COMPARISONS"]

@@ -1,0 +1,341 @@
+"""What a report shows, gathered from a fitted estimator or from a ``roembed fit`` output folder.
+
+Both sources give the same :class:`ReportData`: one row per object (position,
+name, label, number of responses, and stability or an uncertainty ellipse when
+bootstrap results exist), one row per comparison of the fitted graph (votes,
+opposing votes, gamma, flag, whether the embedding agrees), the annotators of
+each comparison as ``(comparison, annotator)`` pairs, the annotator table, the
+outlier table and the run's summary.
+
+An output folder is readable when it holds a *finished* run: ``summary.json``
+is written last, and names the output format; a folder without it, or from a
+version of roembed that did not write ``comparisons.csv``, is refused with one
+line (:class:`RunFolderError`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: Version of the output folder layout; 2 added ``comparisons.csv`` and the ``label`` column.
+OUTPUT_FORMAT = 2
+#: Required files of a run folder (besides ``summary.json``).
+REQUIRED = ("embedding.csv", "comparisons.csv")
+
+
+class RunFolderError(ValueError):
+    """A folder that holds no finished, readable ``roembed fit`` run."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Tables behind one report.
+
+    objects : ``object, name, label, n_responses, x1..xp`` and optionally ``stability``
+        and ``ellipse_width, ellipse_height, ellipse_angle`` (in the shown coordinates).
+    comparisons : ``edge, i, j, l, k, votes, opposing_votes, gamma, flagged`` (``d(i, j) < d(l, k)``).
+    edge_annotators : ``edge, annotator`` pairs (position in ``comparisons``, annotator id as text), or None.
+    annotators : the per-annotator table (``annotators.csv``), or None.
+    summary : the run's ``summary.json`` (or what is known about an in-memory fit).
+    dimension_curve : error against dimension, when a selection was run, or None.
+    notes : sentences shown at the top of the report (e.g. that comparisons were summarised).
+    """
+
+    objects: pd.DataFrame
+    comparisons: pd.DataFrame
+    edge_annotators: pd.DataFrame | None = None
+    annotators: pd.DataFrame | None = None
+    summary: dict = field(default_factory=dict)
+    dimension_curve: pd.DataFrame | None = None
+    notes: tuple = ()
+
+    @property
+    def n_dimensions(self) -> int:
+        return sum(1 for c in self.objects.columns if c.startswith("x") and c[1:].isdigit())
+
+    @property
+    def coordinates(self) -> np.ndarray:
+        return self.objects[[f"x{d + 1}" for d in range(self.n_dimensions)]].to_numpy(dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------- from an estimator
+
+
+def responses_per_object(estimator) -> np.ndarray:
+    """How many fitted responses mention each object (0: its position is arbitrary)."""
+    q = estimator.graph_.comparisons.quadruplets
+    new = np.ones(q.shape, dtype=bool)  # count an object once per response (a triplet's anchor is i and l)
+    for c in (2, 3):
+        new[:, c] = (q[:, c] != q[:, 0]) & (q[:, c] != q[:, 1])
+    return np.bincount(q[new], minlength=estimator.n_objects_)
+
+
+def embedding_frame(estimator, object_ids=None, groups=None, labels=None) -> pd.DataFrame:
+    """``object, name, [label,] n_responses, [group,] x1..xp`` (name empty when the objects have none).
+
+    ``object_ids``: the input's id of each fitted object (when only the used ones were fitted);
+    ``groups``: each object's connected group, written when there is more than one;
+    ``labels``: one category per object (the ``label`` column), when given.
+    """
+    X = estimator.embedding_
+    names = estimator.object_names_ or [""] * len(X)
+    frame = pd.DataFrame({"object": np.arange(len(X)) if object_ids is None else np.asarray(object_ids),
+                          "name": list(names)})
+    if labels is not None:
+        frame["label"] = labels_column(labels, len(X))
+    frame["n_responses"] = responses_per_object(estimator)
+    if groups is not None and groups.max() > 0:
+        frame["group"] = groups
+    for d in range(X.shape[1]):
+        frame[f"x{d + 1}"] = X[:, d]
+    return frame
+
+
+def comparison_table(estimator) -> pd.DataFrame:
+    """Every comparison (edge) of a fitted estimator's graph with its votes, gamma and flag.
+
+    This is ``comparisons.csv`` of an output folder: :meth:`ComparisonGraph.edge_table`
+    plus ``gamma`` (0 for estimators without outlier shifts) and ``flagged``.  As in
+    ``outliers.csv``, ``i, j, l, k`` are fitted objects: rows of ``embedding.csv``
+    (whose ``object`` column gives the input's id when only used ids were fitted).
+    """
+    table = estimator.graph_.edge_table()
+    gamma = getattr(estimator, "gamma_", None)
+    table["gamma"] = np.zeros(len(table)) if gamma is None else np.asarray(gamma, dtype=np.float64)
+    mask = getattr(estimator, "outlier_mask_", None)
+    table["flagged"] = np.zeros(len(table), bool) if mask is None else np.asarray(mask, bool)
+    return table
+
+
+def from_estimator(estimator, *, labels=None, summary: dict | None = None,
+                   annotators: pd.DataFrame | None = None, object_ids=None) -> ReportData:
+    """The report's tables for a fitted estimator (``embedding_`` and ``graph_``).
+
+    ``labels``: one category per object (e.g. a genre) to colour by; ``annotators``
+    overrides the estimator's ``annotators_`` table (e.g. a reweighting's final table).
+    """
+    objects = embedding_frame(estimator, object_ids, labels=[""] * len(estimator.embedding_) if labels is None
+                              else labels)
+    graph = estimator.graph_
+    comparisons = comparison_table(estimator).drop(columns=["annotators"], errors="ignore")
+    pairs, table = None, None
+    if graph.comparisons.annotator is not None:
+        pairs = (pd.DataFrame({"edge": graph.response_edge, "annotator": _as_text(graph.comparisons.annotator)})
+                 .drop_duplicates().sort_values(["edge", "annotator"], kind="stable").reset_index(drop=True))
+        if annotators is not None:
+            table = annotators
+        elif hasattr(estimator, "outlier_mask_"):
+            table = estimator.annotators_
+    if summary is None:
+        summary = {"estimator": type(estimator).__name__, "n_objects": int(estimator.embedding_.shape[0]),
+                   "n_responses": len(graph.comparisons), "n_edges": len(graph),
+                   "settings": {"estimator": {k: v for k, v in estimator.get_params().items()
+                                              if np.isscalar(v) or v is None}}}
+    objects["n_comparisons"] = comparisons_per_object(comparisons, len(objects))
+    return ReportData(objects=objects, comparisons=comparisons, edge_annotators=pairs, annotators=table,
+                      summary=dict(summary))
+
+
+def comparisons_per_object(comparisons: pd.DataFrame, n: int) -> np.ndarray:
+    """How many distinct comparisons (edges) involve each object."""
+    q = comparisons[list("ijlk")].to_numpy()
+    third = np.where(q[:, 2] != q[:, 0], q[:, 2], -1)  # a triplet's anchor is both i and l
+    ids = np.concatenate([q[:, 0], q[:, 1], q[:, 3], third])
+    return np.bincount(ids[ids >= 0], minlength=n)
+
+
+def labels_column(labels, n: int) -> list[str]:
+    if labels is None:
+        return [""] * n
+    labels = list(labels)
+    if len(labels) != n:
+        raise ValueError(f"got {len(labels)} labels for {n} objects")
+    return ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in labels]
+
+
+def _as_text(values) -> np.ndarray:
+    return pd.Series(values, dtype=object).astype(str).to_numpy()
+
+
+# ----------------------------------------------------------------------------- from a folder
+
+
+def read_run(folder) -> ReportData:
+    """The report's tables from a ``roembed fit`` output folder.
+
+    Raises :class:`RunFolderError` (one line) when the folder is missing, holds no
+    finished run (no ``summary.json``, or a file it lists is missing), or was
+    written by a version of roembed without ``comparisons.csv``.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise RunFolderError(f"{folder}: no such folder")
+    summary_path = folder / "summary.json"
+    if not summary_path.is_file():
+        raise RunFolderError(f"{folder}: not a finished roembed run (no summary.json; did the fit complete?)")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(f"{summary_path}: not readable JSON ({exc})") from None
+    if not isinstance(summary, dict):
+        raise RunFolderError(f"{summary_path}: not a roembed summary")
+    fmt = summary.get("output_format", 1)
+    if not isinstance(fmt, int) or fmt < OUTPUT_FORMAT:
+        version = summary.get("versions", {}).get("roembed", "an older version")
+        raise RunFolderError(f"{folder}: written by roembed {version} (output format {fmt}), which has no "
+                             f"comparisons.csv; run roembed fit again to make a report")
+    if fmt > OUTPUT_FORMAT:
+        raise RunFolderError(f"{folder}: output format {fmt} is newer than this roembed reads "
+                             f"({OUTPUT_FORMAT}); upgrade roembed")
+    listed = summary.get("files", [])
+    missing = [name for name in (*REQUIRED, *listed) if not (folder / name).is_file()]
+    if missing:
+        raise RunFolderError(f"{folder}: incomplete run, missing {', '.join(missing)}")
+    objects = _read_csv(folder / "embedding.csv", ("object", "x1"))
+    comparisons = _read_csv(folder / "comparisons.csv", ("i", "j", "l", "k", "votes", "opposing_votes"))
+    n = len(objects)
+    if not objects["object"].is_unique:
+        row = int(np.flatnonzero(objects["object"].duplicated().to_numpy())[0])
+        raise RunFolderError(f"{folder / 'embedding.csv'} line {row + 2}: object {objects['object'].iloc[row]} "
+                             f"appears twice")
+    ids = comparisons[list("ijlk")].to_numpy()
+    if len(ids) and (ids.min() < 0 or ids.max() >= n):
+        row = int(np.flatnonzero(((ids < 0) | (ids >= n)).any(axis=1))[0])
+        raise RunFolderError(f"{folder / 'comparisons.csv'} line {row + 2}: object index outside the {n} rows "
+                             f"of embedding.csv")
+    objects["name"] = objects["name"].fillna("").astype(str) if "name" in objects else ""
+    objects["label"] = objects["label"].fillna("").astype(str) if "label" in objects else ""
+    if "group" in objects and not (objects["label"] != "").any():  # unlinked groups, coloured as in embedding.png
+        objects["label"] = "group " + objects["group"].astype(str)
+        summary.setdefault("label_column", "unlinked groups")
+    for column, default in (("gamma", 0.0), ("flagged", False)):
+        if column not in comparisons:
+            comparisons[column] = default
+    comparisons["edge"] = np.arange(len(comparisons))
+    pairs = None
+    if "annotators" in comparisons:
+        pairs = _explode_annotators(comparisons.pop("annotators"))
+    annotators = None
+    if (folder / "annotators.csv").is_file():
+        annotators = _read_csv(folder / "annotators.csv", ("annotator",))
+        annotators["annotator"] = _as_text(annotators["annotator"])
+    objects["n_comparisons"] = comparisons_per_object(comparisons, n)
+    objects = _merge_object_extras(folder, objects)
+    return ReportData(objects=objects, comparisons=comparisons, edge_annotators=pairs, annotators=annotators,
+                      summary=summary, dimension_curve=_dimension_curve(folder))
+
+
+def _read_csv(path: Path, required) -> pd.DataFrame:
+    try:
+        table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"name": str, "label": str,
+                                                                                 "annotators": str})
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(f"{path}: cannot read ({exc})") from None
+    missing = [c for c in required if c not in table.columns]
+    if missing:
+        raise RunFolderError(f"{path} line 1: no column {missing[0]!r} (columns: {', '.join(table.columns)})")
+    return table
+
+
+def _explode_annotators(column: pd.Series) -> pd.DataFrame:
+    """``"a;b"`` per comparison -> ``(edge, annotator)`` pairs."""
+    split = column.fillna("").astype(str).str.split(";")
+    pairs = pd.DataFrame({"edge": np.repeat(np.arange(len(split)), split.str.len()),
+                          "annotator": np.concatenate(split.to_numpy()) if len(split) else np.array([], dtype=object)})
+    return pairs[pairs["annotator"] != ""].reset_index(drop=True)
+
+
+# Optional per-object results written beside the run (bootstrap stability and ellipses):
+# any CSV with an ``object`` column and one of these columns is joined onto the objects.
+OBJECT_EXTRAS = ("stability", "ellipse_width", "ellipse_height", "ellipse_angle")
+
+
+def _merge_object_extras(folder: Path, objects: pd.DataFrame) -> pd.DataFrame:
+    known = {"embedding.csv", "comparisons.csv", "outliers.csv", "annotators.csv"}
+    for path in sorted(folder.glob("*.csv")):
+        if path.name in known:
+            continue
+        try:
+            head = pd.read_csv(path, nrows=0).columns
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        extra = [c for c in OBJECT_EXTRAS if c in head and c not in objects.columns]
+        if "object" in head and extra:
+            table = pd.read_csv(path, usecols=["object", *extra])
+            if table["object"].is_unique:
+                objects = objects.merge(table, on="object", how="left")
+    return objects
+
+
+def _dimension_curve(folder: Path) -> pd.DataFrame | None:
+    """A table of error against dimension (``dimension``/``n_components`` and an ``*error*`` column)."""
+    for path in sorted(folder.glob("*dimension*.csv")):
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        dim = next((c for c in ("dimension", "n_components", "dim") if c in table.columns), None)
+        err = [c for c in table.columns if "error" in c]
+        if dim is not None and err:
+            return table.rename(columns={dim: "dimension"})
+    return None
+
+
+# ----------------------------------------------------------------------------- summarising large inputs
+
+
+def summarise(data: ReportData, max_comparisons: int) -> ReportData:
+    """Keeps at most about ``max_comparisons`` comparisons: every object's worst ones.
+
+    Comparisons are ranked worst first (flagged before unflagged, then by ``|gamma|``,
+    then those the embedding contradicts); each object keeps its
+    ``max(1, max_comparisons // n_objects)`` worst, and the flagged ones fill what
+    is left.  A note in the report says what was kept.
+    """
+    comparisons = data.comparisons
+    m = len(comparisons)
+    if m <= max_comparisons:
+        return data
+    ranked = _worst_first(data)
+    rank = np.empty(m, dtype=np.int64)
+    rank[ranked] = np.arange(m)
+    n = len(data.objects)
+    per_object = max(1, max_comparisons // max(n, 1))
+    q = comparisons[list("ijlk")].to_numpy()
+    obj = np.concatenate([q[:, 0], q[:, 1], q[:, 3], np.where(q[:, 2] != q[:, 0], q[:, 2], -1)])
+    edge = np.tile(np.arange(m), 4)
+    keep_rows = obj >= 0
+    order = np.lexsort((rank[edge[keep_rows]], obj[keep_rows]))
+    obj_sorted, edge_sorted = obj[keep_rows][order], edge[keep_rows][order]
+    first = np.searchsorted(obj_sorted, obj_sorted, side="left")
+    position = np.arange(len(obj_sorted)) - first
+    keep = np.zeros(m, bool)
+    keep[edge_sorted[position < per_object]] = True
+    room = max_comparisons - int(keep.sum())
+    flagged = ranked[comparisons["flagged"].to_numpy(bool)[ranked] & ~keep[ranked]]
+    keep[flagged[: max(room, 0)]] = True
+    kept = np.flatnonzero(keep)
+    new_index = np.full(m, -1)
+    new_index[kept] = np.arange(len(kept))
+    pairs = data.edge_annotators
+    if pairs is not None:
+        pairs = pairs[keep[pairs["edge"].to_numpy()]].copy()
+        pairs["edge"] = new_index[pairs["edge"].to_numpy()]
+    note = (f"{m:,} comparisons are too many to include: this report keeps {len(kept):,}, each object's "
+            f"{per_object} worst (flagged first, then by |gamma|, then those the map contradicts) and "
+            f"{'all' if room >= len(flagged) else 'the worst'} flagged ones; comparisons.csv has them all.")
+    kept_table = comparisons.iloc[kept].reset_index(drop=True)
+    kept_table["edge"] = np.arange(len(kept_table))
+    return replace(data, comparisons=kept_table, edge_annotators=pairs, notes=(*data.notes, note))
+
+
+def _worst_first(data: ReportData) -> np.ndarray:
+    c = data.comparisons
+    X = data.coordinates
+    q = c[list("ijlk")].to_numpy()
+    contradicted = np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) >= np.linalg.norm(X[q[:, 2]] - X[q[:, 3]], axis=1)
+    return np.lexsort((~contradicted, -np.abs(c["gamma"].to_numpy(float)), ~c["flagged"].to_numpy(bool)))

@@ -1,0 +1,401 @@
+"""The report page: one Bokeh standalone HTML file with everything inline.
+
+Layout: the embedding (pan, zoom, hover, tap) beside the table of the chosen
+object's or annotator's comparisons; tabs with the outlier table, the annotator
+table, a searchable object table and, when present, the dimension curve; then
+the run's summary and an index of all object names (plain HTML, so the
+browser's find works on names).  The callbacks (``callbacks.js``) only copy
+rows of the embedded tables into the shown ones.
+"""
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .data import ReportData
+
+OTHER = "other"
+MAX_CATEGORIES = 10
+MAX_OUTLIER_ROWS = 5000
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",  # matplotlib's tab10 = Category10,
+           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")   # as in the static pictures
+GREY = "#c7c7c7"
+
+
+def project(data: ReportData, axes=None) -> tuple[np.ndarray, tuple[str, str]]:
+    """The shown 2-D positions and axis titles: coordinates ``axes`` (0-based pair), or
+    by default the coordinates themselves for p <= 2 and the first two principal ones above."""
+    from ..plotting import project_2d
+
+    X = data.coordinates
+    p = X.shape[1]
+    if axes is not None:
+        a, b = (int(v) for v in axes)
+        if not (0 <= a < p and 0 <= b < p) or a == b:
+            raise ValueError(f"axes must be two different coordinates in 0..{p - 1}, got {tuple(axes)}")
+        return X[:, [a, b]], (f"coordinate {a + 1}", f"coordinate {b + 1}")
+    xy, note = project_2d(X)
+    if p <= 2:
+        return xy, ("coordinate 1", "coordinate 2" if p == 2 else "(none)")
+    share = note[note.find("("):] if "(" in note else ""
+    return xy, (f"principal coordinate 1 {share}".strip(), "principal coordinate 2")
+
+
+def categories(labels: pd.Series) -> tuple[np.ndarray, list[str], list[str]]:
+    """Each object's colour category: its label if among the ``MAX_CATEGORIES`` most
+    frequent, else ``"other"``; returns the categories, the factors and their colours."""
+    labels = labels.fillna("").astype(str)
+    counts = labels[labels != ""].value_counts()
+    top = list(counts.index[:MAX_CATEGORIES])
+    cats = np.where(labels.isin(top), labels, OTHER).astype(object)
+    factors = top + ([OTHER] if (cats == OTHER).any() else [])
+    colours = list(PALETTE[: len(top)]) + ([GREY] if OTHER in factors else [])
+    return cats, factors, colours
+
+
+def _compact(values: np.ndarray) -> np.ndarray:
+    """Integer arrays in the smallest type Bokeh sends as binary (uint8/uint16/int32)."""
+    values = np.asarray(values)
+    if values.size and values.min() >= 0 and values.max() < 2 ** 8:
+        return values.astype(np.uint8)
+    if values.size and values.min() >= 0 and values.max() < 2 ** 16:
+        return values.astype(np.uint16)
+    return values.astype(np.int32)
+
+
+def _counts(values: np.ndarray) -> np.ndarray:
+    """Vote counts compactly when they are whole numbers, else float32."""
+    values = np.asarray(values, dtype=np.float64)
+    return _compact(values.astype(np.int64)) if np.array_equal(values, np.round(values)) else values.astype(np.float32)
+
+
+def comparison_text(data: ReportData, rows: np.ndarray) -> list[str]:
+    """``"a" closer to "b" than to "c"`` (triplet) or ``d(a, b) < d(c, d)`` per comparison."""
+    names = data.objects["name"].to_numpy(dtype=object)
+    names = np.where(names == "", np.char.add("#", data.objects["object"].astype(str).to_numpy()), names)
+    q = data.comparisons[list("ijlk")].to_numpy()[rows]
+    i, j, l, k = (names[q[:, c]] for c in range(4))
+    triplet = q[:, 0] == q[:, 2]
+    return [f"{a} closer to {b} than to {d}" if t else f"d({a}, {b}) < d({c}, {d})"
+            for a, b, c, d, t in zip(i, j, l, k, triplet)]
+
+
+def _table(source, columns, *, width, height, name=None):
+    from bokeh.models import DataTable, NumberFormatter, TableColumn
+
+    cols = []
+    for field, title, kind, w in columns:
+        formatter = NumberFormatter(format={"float": "0.000", "int": "0,0", "count": "0,0.[000]"}[kind]) \
+            if kind in ("float", "int", "count") else None
+        cols.append(TableColumn(field=field, title=title, width=w, **({"formatter": formatter} if formatter else {})))
+    return DataTable(source=source, columns=cols, width=width, height=height, sortable=True, selectable=True,
+                     index_position=None, name=name, autosize_mode="none", reorderable=False)
+
+
+def build(data: ReportData, *, axes=None, title: str | None = None):
+    """The Bokeh layout of the report and the HTML around it (header, summary, index)."""
+    from bokeh.layouts import column, row
+    from bokeh.models import (CDSView, ColumnDataSource, CustomJS, Div, HoverTool, IndexFilter, LabelSet, Legend,
+                              LegendItem, TabPanel,
+                              Tabs, TapTool, TextInput)
+    from bokeh.plotting import figure
+    from bokeh.transform import factor_cmap
+
+    objects, comparisons = data.objects, data.comparisons
+    n, m = len(objects), len(comparisons)
+    xy, (xlabel, ylabel) = project(data, axes)
+    cats, factors, colours = categories(objects["label"])
+    has_labels = bool((objects["label"] != "").any())
+    object_data = {"x": xy[:, 0], "y": xy[:, 1], "name": objects["name"].astype(str).tolist(),
+                   "label": objects["label"].astype(str).tolist(), "category": cats.tolist(),
+                   "n": _compact(objects["n_comparisons"].to_numpy()), "responses": _compact(objects["n_responses"].to_numpy()),
+                   "object": _compact(np.arange(n))}
+    tooltips = [("object", "@name (#@object)")] + ([("label", "@label")] if has_labels else []) + \
+        [("comparisons", "@n (@responses responses)")]
+    if "stability" in objects:
+        object_data["stability"] = objects["stability"].to_numpy(np.float32)
+        tooltips.append(("stability", "@stability{0.000}"))
+    if "thumbnail" in objects:
+        object_data["thumbnail"] = objects["thumbnail"].fillna("").astype(str).tolist()
+    source = ColumnDataSource(object_data, name="objects")
+
+    q = comparisons[list("ijlk")].to_numpy()
+    flagged = comparisons["flagged"].to_numpy(bool)
+    gamma = comparisons["gamma"].to_numpy(np.float64)
+    X = data.coordinates
+    agrees = (np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) < np.linalg.norm(X[q[:, 2]] - X[q[:, 3]], axis=1)) \
+        if m else np.zeros(0, bool)
+    comparison_source = ColumnDataSource(
+        {"i": _compact(q[:, 0]), "j": _compact(q[:, 1]), "l": _compact(q[:, 2]), "k": _compact(q[:, 3]),
+         "votes": _counts(comparisons["votes"]), "opposing": _counts(comparisons["opposing_votes"]),
+         "gamma": gamma.astype(np.float32), "flagged": flagged.astype(np.uint8), "agrees": agrees.astype(np.uint8)},
+        name="comparisons")
+
+    annotator_names, pair_source, annotator_source = [], None, None
+    if data.edge_annotators is not None:
+        known = [] if data.annotators is None else data.annotators["annotator"].astype(str).tolist()
+        extra = sorted(set(data.edge_annotators["annotator"]) - set(known))
+        annotator_names = known + extra
+        code = pd.Series(np.arange(len(annotator_names)), index=annotator_names)
+        pairs = data.edge_annotators.sort_values("edge", kind="stable")
+        pair_source = ColumnDataSource({"edge": pairs["edge"].to_numpy(np.int32),
+                                        "code": _compact(code[pairs["annotator"]].to_numpy())},
+                                       name="edge_annotators")
+
+    # ---- the map
+    tools = "pan,wheel_zoom,box_zoom,reset,save"
+    plot = figure(width=680, height=620, tools=tools, active_scroll="wheel_zoom", match_aspect=True,
+                  x_axis_label=xlabel, y_axis_label=ylabel, name="map",
+                  output_backend="webgl" if n > 5000 else "canvas",
+                  title=title or f"{n:,} objects, {m:,} comparisons (click an object)")
+    size = 9 if n <= 1000 else 6 if n <= 10000 else 3
+    colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
+    if {"ellipse_width", "ellipse_height", "ellipse_angle"} <= set(objects.columns) and \
+            (axes is not None or X.shape[1] <= 2):
+        source.data.update({c: objects[c].to_numpy(np.float32) for c in ("ellipse_width", "ellipse_height",
+                                                                        "ellipse_angle")})
+        plot.ellipse("x", "y", width="ellipse_width", height="ellipse_height", angle="ellipse_angle",
+                     source=source, fill_alpha=0.08, line_alpha=0.3, color=colour)
+    used = np.flatnonzero(objects["n_responses"].to_numpy() > 0)
+    points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.tolist())), size=size, color=colour, line_color="white", line_width=0.5,
+                          alpha=0.85, nonselection_alpha=0.4, selection_line_color="black",
+                          selection_line_width=2, **({"legend_field": "category"} if has_labels else {}))
+    if has_labels:
+        plot.legend.location = "top_left"
+        plot.legend.title = data.summary.get("label_column") or "label"
+        plot.legend.label_text_font_size = "8pt"
+        plot.legend.click_policy = "hide"
+        plot.legend.background_fill_alpha = 0.6
+    hover = HoverTool(renderers=[points], tooltips=_tooltip_html(tooltips) if "thumbnail" in object_data
+                      else tooltips)
+    plot.add_tools(hover, TapTool(renderers=[points]))
+    near_source = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": [], "colour": []}, name="near_segments")
+    far_source = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []}, name="far_segments")
+    far_segments = plot.segment("x0", "y0", "x1", "y1", source=far_source, color="#555555", line_width=1,
+                                line_dash="dashed", line_alpha=0.7)
+    plot.segment("x0", "y0", "x1", "y1", source=near_source, color="colour", line_width=2, line_alpha=0.85)
+    if not has_labels:
+        plot.add_layout(Legend(location="top_left", background_fill_alpha=0.6))
+    plot.legend[0].items.append(LegendItem(label="called farther", renderers=[far_segments]))
+    marked = ColumnDataSource({"x": [], "y": [], "name": []}, name="marked")
+    plot.scatter("x", "y", source=marked, size=size + 6, fill_color=None, line_color="black", line_width=1.5)
+    plot.add_layout(LabelSet(x="x", y="y", text="name", source=marked, x_offset=6, y_offset=4,
+                             text_font_size="9pt", background_fill_color="white", background_fill_alpha=0.7))
+
+    # ---- the chosen comparisons
+    shown = ColumnDataSource({c: [] for c in ("edge", "text", "votes", "opposing", "gamma", "flagged", "agrees",
+                                              "annotators")}, name="shown")
+    with_annotators = pair_source is not None
+    shown_table = _table(shown, [("text", "comparison", "str", 250 if with_annotators else 350),
+                                 ("votes", "votes", "count", 45), ("opposing", "opposing", "count", 60),
+                                 ("gamma", "gamma", "float", 50), ("flagged", "flagged", "str", 50),
+                                 ("agrees", "map agrees", "str", 70)]
+                         + ([("annotators", "annotators", "str", 120)] if with_annotators else []),
+                         width=660, height=520, name="shown_table")
+    info = Div(text="<b>Click an object</b> on the map, or a row of the outlier, annotator or object table, "
+                    "to list its comparisons here and draw them on the map: a solid line joins the pair the "
+                    "voters called <i>closer</i> (red when flagged as an outlier, green when the map agrees, "
+                    "orange when it does not), a dashed one the pair called <i>farther</i>.",
+               width=660, name="info")
+
+    code = resources.files(__package__).joinpath("callbacks.js").read_text(encoding="utf-8")
+    args = dict(objects=source, comparisons=comparison_source, pairs=pair_source, annotator_names=annotator_names,
+                shown=shown, near=near_source, far=far_source, marked=marked, info=info)
+    source.selected.js_on_change("indices", CustomJS(args=args, code=code + "\nshowObject(cb_obj.indices);"))
+
+    panels = []
+    # ---- outliers
+    order = np.flatnonzero(flagged)
+    order = order[np.argsort(-np.abs(gamma[order]), kind="stable")]
+    n_flagged = len(order)
+    order = order[:MAX_OUTLIER_ROWS]
+    outlier_source = ColumnDataSource({
+        "edge": order.astype(np.int32), "text": comparison_text(data, order),
+        "votes": comparisons["votes"].to_numpy(np.float64)[order],
+        "opposing": comparisons["opposing_votes"].to_numpy(np.float64)[order], "gamma": gamma[order],
+        "annotators": _joined(data, order)}, name="outliers")
+    outlier_source.selected.js_on_change("indices", CustomJS(
+        args=dict(args, table=outlier_source), code=code + "\nshowEdges(cb_obj.indices.map(r => table.data.edge[r]), "
+                                                           "'outlier');"))
+    caption = (f"{n_flagged:,} of {m:,} comparisons flagged" if "gamma" in comparisons and n_flagged
+               else "no comparison flagged (gamma = 0 everywhere)")
+    if n_flagged > MAX_OUTLIER_ROWS:
+        caption += f"; the {MAX_OUTLIER_ROWS:,} with the largest |gamma| listed (outliers.csv has all)"
+    panels.append(TabPanel(title=f"Outliers ({n_flagged:,})", child=column(
+        Div(text=caption + ". Click a row to draw it."),
+        _table(outlier_source, [("text", "comparison", "str", 420), ("votes", "votes", "count", 70),
+                                ("opposing", "opposing votes", "count", 100), ("gamma", "gamma", "float", 80)]
+               + ([("annotators", "annotators", "str", 360)] if with_annotators else []), width=1100, height=360,
+               name="outlier_table"))))
+    # ---- annotators
+    if data.annotators is not None:
+        table = data.annotators.reset_index(drop=True)
+        annotator_source = ColumnDataSource({c: _column(table[c]) for c in table.columns}, name="annotators")
+        annotator_source.selected.js_on_change("indices", CustomJS(
+            args=args, code=code + "\nshowAnnotator(cb_obj.indices);"))
+        columns = [(c, c.replace("_", " "), _kind(table[c]), 90 if c != "annotator" else 130) for c in table.columns]
+        n_suspect = int(table["suspect"].sum()) if "suspect" in table else 0
+        panels.append(TabPanel(title=f"Annotators ({len(table):,}, {n_suspect} suspect)", child=column(
+            Div(text="Click a column title to sort, a row to list and draw that annotator's comparisons."),
+            _table(annotator_source, columns, width=1100, height=360, name="annotator_table"))))
+    # ---- objects
+    view = CDSView(filter=IndexFilter(indices=list(range(n))))
+    search = TextInput(placeholder="find an object by name or label", width=400, name="search")
+    search.js_on_change("value_input", CustomJS(args=dict(objects=source, filter=view.filter), code="""
+        const q = cb_obj.value_input.trim().toLowerCase();
+        const names = objects.data.name, labels = objects.data.label, hits = [];
+        for (let o = 0; o < names.length; o++)
+            if (!q || names[o].toLowerCase().includes(q) || labels[o].toLowerCase().includes(q)) hits.push(o);
+        filter.indices = hits;
+        objects.change.emit();"""))
+    object_columns = [("name", "name", "str", 260)] + ([("label", "label", "str", 160)] if has_labels else []) + \
+        [("n", "comparisons", "int", 100), ("responses", "responses", "int", 100), ("x", "x", "float", 80), ("y", "y", "float", 80)] + \
+        ([("stability", "stability", "float", 90)] if "stability" in object_data else [])
+    object_table = _table(source, object_columns, width=1100, height=360, name="object_table")
+    object_table.view = view
+    panels.append(TabPanel(title=f"Objects ({n:,})", child=column(search, object_table)))
+    if data.dimension_curve is not None:
+        panels.append(TabPanel(title="Dimension", child=_dimension_plot(data.dimension_curve)))
+    layout = column(row(plot, column(info, shown_table)), Tabs(tabs=panels, name="tabs"))
+    return layout
+
+
+def _tooltip_html(tooltips) -> str:
+    rows = "".join(f"<div><b>{html.escape(k)}:</b> {v}</div>" for k, v in tooltips)
+    return f'<div style="max-width:260px"><img src="@thumbnail" style="max-width:128px;max-height:128px">{rows}</div>'
+
+
+def _kind(values: pd.Series) -> str:
+    if pd.api.types.is_bool_dtype(values):
+        return "str"
+    if pd.api.types.is_integer_dtype(values):
+        return "int"
+    return "float" if pd.api.types.is_float_dtype(values) else "str"
+
+
+def _column(values: pd.Series):
+    if pd.api.types.is_bool_dtype(values):
+        return np.where(values.to_numpy(bool), "yes", "").tolist()
+    if pd.api.types.is_numeric_dtype(values):
+        return values.to_numpy(np.float64)
+    return values.fillna("").astype(str).tolist()
+
+
+def _joined(data: ReportData, rows: np.ndarray) -> list[str]:
+    if data.edge_annotators is None:
+        return [""] * len(rows)
+    pairs = data.edge_annotators[np.isin(data.edge_annotators["edge"].to_numpy(), rows)]
+    joined = pairs.groupby("edge", sort=False)["annotator"].agg(";".join)
+    return joined.reindex(rows).fillna("").tolist()
+
+
+def _dimension_plot(curve: pd.DataFrame):
+    from bokeh.plotting import figure
+
+    plot = figure(width=600, height=360, x_axis_label="dimension", y_axis_label="error", name="dimension_plot",
+                  tools="pan,wheel_zoom,reset,save")
+    for t, c in enumerate(c for c in curve.columns if "error" in c and not c.endswith(("_low", "_high", "_se"))):
+        colour = PALETTE[t % len(PALETTE)]
+        plot.line(curve["dimension"], curve[c], color=colour, legend_label=c.replace("_", " "))
+        plot.scatter(curve["dimension"], curve[c], color=colour)
+        if f"{c}_low" in curve and f"{c}_high" in curve:
+            plot.segment(curve["dimension"], curve[f"{c}_low"], curve["dimension"], curve[f"{c}_high"], color=colour)
+    return plot
+
+
+# ----------------------------------------------------------------------------- the HTML around the plots
+
+
+def _flatten(value, prefix=""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flatten(v, f"{prefix}.{k}" if prefix else str(k))
+    else:
+        yield prefix, value
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return json.dumps(value, default=str)
+    return "" if value is None else str(value)
+
+
+FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "comparisons"),
+         ("n_outliers", "flagged"), ("n_suspect_annotators", "suspect annotators"),
+         ("train_error", "training error"), ("holdout_error", "held-out error"), ("lam_used", "lambda"))
+
+
+def header_html(data: ReportData, title: str) -> str:
+    s = data.summary
+    facts = [f"{label} <b>{html.escape(_fmt(s[key]))}</b>" for key, label in FACTS if s.get(key) is not None]
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in data.notes)
+    return (f'<header><h1>{html.escape(title)}</h1><p class="facts">{" &middot; ".join(facts)}</p>{notes}'
+            f'</header>')
+
+
+def footer_html(data: ReportData) -> str:
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(_fmt(v))}</td></tr>"
+                   for k, v in _flatten(data.summary) if k != "files")
+    names = data.objects["name"].astype(str).to_numpy()
+    labels = data.objects["label"].astype(str).to_numpy()
+    items = "".join(f'<li data-object="{o}">{html.escape(name or f"#{o}")}'
+                    f'{" <small>(" + html.escape(label) + ")</small>" if label else ""}</li>'
+                    for o, (name, label) in enumerate(zip(names, labels)))
+    return (f'<section id="summary"><h2>Summary of the run</h2><table class="summary">{rows}</table></section>'
+            f'<section id="index"><details><summary>All {len(names):,} objects (click a name to select it; '
+            f'the browser\'s find searches them)</summary><ol id="object-index" start="0">{items}</ol></details>'
+            f'</section>')
+
+
+STYLE = """<style>
+body { font-family: system-ui, sans-serif; margin: 12px 18px; display: block; height: auto; color: #222; }
+header h1 { font-size: 1.35em; margin: 0 0 4px 0; }
+.facts { margin: 0 0 8px 0; } .note { background: #fff4d6; padding: 4px 8px; margin: 4px 0; }
+table.summary { border-collapse: collapse; font-size: 0.85em; }
+table.summary th { text-align: left; padding: 1px 12px 1px 0; font-weight: normal; color: #555; }
+table.summary td { font-family: ui-monospace, monospace; }
+#object-index { columns: 4; font-size: 0.85em; } #object-index li { cursor: pointer; }
+</style>"""
+
+INDEX_SCRIPT = """<script>
+document.getElementById("object-index").addEventListener("click", (event) => {
+  const item = event.target.closest("li[data-object]");
+  if (!item || !window.Bokeh) return;
+  const source = Bokeh.documents[0].get_model_by_name("objects");
+  source.selected.indices = [Number(item.dataset.object)];
+  window.scrollTo(0, 0);
+});
+</script>"""
+
+
+def render(data: ReportData, *, axes=None, title: str | None = None) -> str:
+    """The whole report as one HTML string (Bokeh's JavaScript inline: no network requests)."""
+    from bokeh.core.templates import FILE, get_env
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
+    title = title or _title(data)
+    layout = build(data, axes=axes)
+    template = get_env().from_string(
+        "{% extends base %}{% block postamble %}{{ style }}{% endblock %}"
+        "{% block contents %}{{ header }}{{ super() }}{{ footer }}{% endblock %}"
+        "{% block inner_body %}{{ super() }}{{ index_script }}{% endblock %}")
+    return file_html(layout, INLINE, title, template=template,
+                     template_variables={"base": FILE, "style": STYLE, "header": header_html(data, title),
+                                         "footer": footer_html(data), "index_script": INDEX_SCRIPT})
+
+
+def _title(data: ReportData) -> str:
+    s = data.summary
+    source = s.get("input")
+    if isinstance(source, list):  # several input files
+        source = f"{Path(str(source[0])).name} and {len(source) - 1} more" if len(source) > 1 else source[0]
+    method = s.get("settings", {}).get("method") or s.get("estimator") or "fit"
+    return f"roembed report: {method}" + (f" of {Path(str(source)).name}" if source else "")

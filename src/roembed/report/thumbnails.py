@@ -1,0 +1,60 @@
+"""Hover thumbnails: images from a folder (embedded) or a column of URLs (linked)."""
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+
+import pandas as pd
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp")
+SIZE = 128
+
+
+def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[str]:
+    """One image reference per object for the hover tooltip.
+
+    ``source`` is a folder, whose image named after an object (``<name>.png``,
+    ``<name>.jpg``, ... or ``<object index>.<suffix>``) is shrunk to ``size`` pixels
+    and embedded as a data URI, so the report stays self-contained; or a sequence
+    with one entry per object: a local image path (embedded the same way), an
+    ``http(s)://`` URL (linked, so the browser fetches it on hover) or ``""``.
+    """
+    n = len(objects)
+    if isinstance(source, (str, Path)) and Path(source).is_dir():
+        folder = Path(source)
+        files = {p.stem: p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES}
+        if not files:
+            raise ValueError(f"{folder}: no images ({', '.join(IMAGE_SUFFIXES)})")
+        found = [files.get(str(name)) or files.get(str(o)) for o, name in zip(objects["object"], objects["name"])]
+        if not any(found):
+            raise ValueError(f"{folder}: no image is named after an object (e.g. {objects['name'].iloc[0]!r}"
+                             f"{''.join(IMAGE_SUFFIXES[:1])} or 0{IMAGE_SUFFIXES[0]})")
+        return [embed_image(p, size) if p is not None else "" for p in found]
+    entries = list(source)
+    if len(entries) != n:
+        raise ValueError(f"got {len(entries)} thumbnails for {n} objects")
+    out = []
+    for entry in entries:
+        entry = "" if entry is None or (isinstance(entry, float) and entry != entry) else str(entry)
+        if entry and not entry.startswith(("http://", "https://", "data:")):
+            entry = embed_image(Path(entry), size)
+        out.append(entry)
+    return out
+
+
+def embed_image(path: Path, size: int = SIZE) -> str:
+    """A ``data:`` URI of ``path`` shrunk to at most ``size`` x ``size`` pixels (PNG or JPEG)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.thumbnail((size, size))
+            has_alpha = image.mode in ("RGBA", "LA", "P")
+            image = image.convert("RGBA" if has_alpha else "RGB")
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG" if has_alpha else "JPEG", quality=85)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read image ({exc})") from None
+    kind = "png" if has_alpha else "jpeg"
+    return f"data:image/{kind};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"

@@ -1,0 +1,207 @@
+"""The report's tables and file: the same data from an estimator and from a run folder,
+summarising large inputs, self-containment, and one-line errors for bad folders."""
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import roembed
+from roembed.cli import main
+from roembed.experiments import make_synthetic
+from roembed.report import RunFolderError, from_estimator, read_run, summarise, write_report
+from roembed.report.data import OUTPUT_FORMAT
+
+N = 20
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = make_synthetic(n_objects=N, dim=2, n_train=600, n_validation=10, n_test=10, votes=(2, 4), rate=0.25,
+                          model="spammers", n_annotators=10, random_state=3)
+    names = [f"item{o:02d}" for o in range(N)]
+    train = roembed.Comparisons(data.train.quadruplets, n_objects=N, annotator=data.train.annotator,
+                                object_names=names)
+    return roembed.RobustOrdinalEmbedding(n_components=2, random_state=0, max_iter=200).fit(train), data
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory, fitted):
+    est, data = fitted
+    folder = tmp_path_factory.mktemp("run")
+    t = data.train.triplets
+    pd.DataFrame({"anchor": t[:, 0], "closer": t[:, 1], "farther": t[:, 2],
+                  "annotator": [f"w{a}" for a in data.train.annotator]}).to_csv(folder / "votes.csv", index=False)
+    (folder / "names.txt").write_text("\n".join(f"item{o:02d}" for o in range(N)) + "\n")
+    (folder / "labels.csv").write_text("index0,kind\n" + "".join(f"{o},k{o % 3}\n" for o in range(N)))
+    out = folder / "out"
+    result = CliRunner().invoke(main, ["fit", str(folder / "votes.csv"), "--out", str(out), "--names",
+                                       str(folder / "names.txt"), "--labels", str(folder / "labels.csv"),
+                                       "--label-column", "kind", "--max-iter", "200", "--quiet", "--report"])
+    assert result.exit_code == 0, result.output + result.stderr
+    return out
+
+
+def test_comparison_table_is_the_graph_with_gamma(fitted):
+    est, _ = fitted
+    table = roembed.report.comparison_table(est)
+    graph = est.graph_
+    assert len(table) == len(graph)
+    assert np.array_equal(table[list("ijlk")].to_numpy(), graph.edges)
+    assert np.array_equal(table["votes"], graph.votes) and np.array_equal(table["opposing_votes"], graph.opposing_votes)
+    assert np.array_equal(table["flagged"], est.gamma_ != 0) and table["flagged"].sum() == len(est.outliers_)
+    for e in (0, 7, len(graph) - 1):  # the vectorised join lists what edge_annotators lists
+        assert table["annotators"][e] == ";".join(map(str, graph.edge_annotators(e)))
+
+
+def test_folder_and_estimator_give_the_same_tables(fitted, run_folder):
+    est, _ = fitted
+    from_fit = from_estimator(est, labels=[f"k{o % 3}" for o in range(N)])
+    from_folder = read_run(run_folder)
+    assert from_folder.objects["name"].tolist() == from_fit.objects["name"].tolist()
+    assert from_folder.objects["label"].tolist() == [f"k{o % 3}" for o in range(N)]
+    assert np.array_equal(from_folder.objects["n_responses"], from_fit.objects["n_responses"])
+    assert from_folder.summary["label_column"] == "kind" and from_folder.summary["output_format"] == OUTPUT_FORMAT
+    # the same comparisons with the same annotators (the CLI read the same file, with "w" prefixed ids)
+    a, b = from_fit.comparisons, from_folder.comparisons
+    assert np.array_equal(a[list("ijlk")], b[list("ijlk")]) and np.array_equal(a["votes"], b["votes"])
+    pa = from_fit.edge_annotators.assign(annotator="w" + from_fit.edge_annotators["annotator"])
+    pb = from_folder.edge_annotators
+    assert sorted(map(tuple, pa.to_numpy().tolist())) == sorted(map(tuple, pb.to_numpy().tolist()))
+    assert set(from_folder.annotators["annotator"]) == {f"w{a}" for a in np.unique(est.graph_.comparisons.annotator)}
+
+
+def test_report_file_is_self_contained_and_lists_every_object(run_folder):
+    page = (run_folder / "report.html").read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page)  # scripts and styles inline (the browser test checks requests)
+    assert "Bokeh" in page and len(page) > 500_000  # BokehJS itself is in the file
+    for o in range(N):
+        assert f'<li data-object="{o}">item{o:02d}' in page
+    summary = json.loads((run_folder / "summary.json").read_text())
+    assert "report.html" in summary["files"]
+
+
+def test_roembed_report_rewrites_the_page_from_the_folder(run_folder, tmp_path):
+    target = tmp_path / "again.html"
+    result = CliRunner().invoke(main, ["report", str(run_folder), "-o", str(target), "--axes", "2,1"])
+    assert result.exit_code == 0, result.stderr
+    page = target.read_text(encoding="utf-8")
+    assert "coordinate 2" in page and "item07" in page
+
+
+def test_summarise_keeps_each_objects_worst_comparisons(fitted):
+    est, _ = fitted
+    data = from_estimator(est)
+    m = len(data.comparisons)
+    small = summarise(data, 100)
+    kept = small.comparisons
+    assert len(kept) <= 100 + 0 and small.notes and f"{m:,}" in small.notes[0]
+    per_object = max(1, 100 // N)
+    flagged = data.comparisons["flagged"].to_numpy()
+    gamma = np.abs(data.comparisons["gamma"].to_numpy())
+    for o in range(N):  # every object keeps comparisons, and its worst flagged one is among them
+        touches = (data.comparisons[list("ijlk")].to_numpy() == o).any(axis=1)
+        assert (kept[list("ijlk")].to_numpy() == o).any(axis=1).sum() >= min(per_object, touches.sum())
+        if (touches & flagged).any():
+            worst = np.flatnonzero(touches & flagged)[np.argmax(gamma[touches & flagged])]
+            row = data.comparisons.iloc[worst]
+            assert ((kept[list("ijlk")] == row[list("ijlk")].to_numpy()).all(axis=1)).any()
+    # annotator pairs follow their comparison to its new position
+    pairs = small.edge_annotators
+    original = data.edge_annotators.groupby("edge")["annotator"].apply(frozenset)
+    for position in np.unique(pairs["edge"])[:20]:
+        row = kept.iloc[position]
+        e = int(np.flatnonzero((data.comparisons[list("ijlk")].to_numpy() == row[list("ijlk")].to_numpy()
+                                .astype(int)).all(axis=1))[0])
+        assert frozenset(pairs.loc[pairs["edge"] == position, "annotator"]) == original[e]
+    assert summarise(data, m) is data  # nothing to summarise
+
+
+def test_summarised_report_says_so(fitted, tmp_path):
+    est, _ = fitted
+    page = write_report(est, tmp_path / "r.html", max_comparisons=50).read_text(encoding="utf-8")
+    assert "too many to include" in page
+
+
+def test_thumbnails_are_embedded(fitted, tmp_path):
+    from PIL import Image
+
+    est, _ = fitted
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (300, 200), (200, 30, 30)).save(images / "item03.jpg")
+    Image.new("RGBA", (40, 40), (0, 0, 200, 128)).save(images / "5.png")
+    data = from_estimator(est)
+    from roembed.report.thumbnails import thumbnail_column
+
+    column = thumbnail_column(images, data.objects)
+    assert column[3].startswith("data:image/jpeg;base64,") and column[5].startswith("data:image/png;base64,")
+    assert sum(bool(c) for c in column) == 2
+    page = write_report(est, tmp_path / "t.html", thumbnails=images).read_text(encoding="utf-8")
+    assert column[3] in page
+    with pytest.raises(ValueError, match="no image is named"):
+        thumbnail_column(images, data.objects.assign(name="x", object=np.arange(100, 100 + N)))
+
+
+def one_line_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def report(*args):
+    return CliRunner().invoke(main, ["report", *map(str, args)])
+
+
+def copy_run(run_folder, target):
+    target.mkdir()
+    for p in run_folder.iterdir():
+        (target / p.name).write_bytes(p.read_bytes())
+    return target
+
+
+def test_bad_folders_get_one_line_and_exit_2(run_folder, tmp_path):
+    one_line_error(report(tmp_path / "nowhere"), "no such folder")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(report(empty), "not a finished roembed run", "summary.json")
+    # a run killed before summary.json: the other files are there, the run is not finished
+    unfinished = copy_run(run_folder, tmp_path / "unfinished")
+    (unfinished / "summary.json").unlink()
+    one_line_error(report(unfinished), "not a finished roembed run")
+    # written by an older roembed: no output format, no comparisons.csv
+    old = copy_run(run_folder, tmp_path / "old")
+    summary = json.loads((old / "summary.json").read_text())
+    del summary["output_format"]
+    summary["versions"]["roembed"] = "0.0.9"
+    summary["files"].remove("comparisons.csv")
+    (old / "summary.json").write_text(json.dumps(summary))
+    (old / "comparisons.csv").unlink()
+    one_line_error(report(old), "roembed 0.0.9", "run roembed fit again")
+    newer = copy_run(run_folder, tmp_path / "newer")
+    (newer / "summary.json").write_text(json.dumps({**summary, "output_format": OUTPUT_FORMAT + 1}))
+    one_line_error(report(newer), "newer than this roembed reads")
+    missing = copy_run(run_folder, tmp_path / "missing")
+    (missing / "annotators.csv").unlink()
+    one_line_error(report(missing), "incomplete run", "annotators.csv")
+    broken = copy_run(run_folder, tmp_path / "broken")
+    (broken / "summary.json").write_text("{not json")
+    one_line_error(report(broken), "summary.json", "not readable JSON")
+    wrong = copy_run(run_folder, tmp_path / "wrong")
+    table = pd.read_csv(wrong / "comparisons.csv")
+    table.loc[4, "k"] = N + 5
+    table.to_csv(wrong / "comparisons.csv", index=False)
+    one_line_error(report(wrong), "comparisons.csv line 6", "outside the")
+    one_line_error(report(run_folder, "--axes", "1,9"), "axes")
+    one_line_error(report(run_folder, "--axes", "one"), "--axes")
+
+
+def test_python_call_refuses_what_is_not_a_fit(tmp_path):
+    with pytest.raises(TypeError, match="fitted estimator"):
+        write_report(object(), tmp_path / "x.html")
+    with pytest.raises(RunFolderError):
+        write_report(tmp_path, tmp_path / "x.html")
