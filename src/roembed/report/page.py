@@ -76,8 +76,8 @@ def _counts(values: np.ndarray) -> np.ndarray:
 
 def comparison_text(data: ReportData, rows: np.ndarray) -> list[str]:
     """``"a" closer to "b" than to "c"`` (triplet) or ``d(a, b) < d(c, d)`` per comparison."""
-    names = data.objects["name"].to_numpy(dtype=object)
-    names = np.where(names == "", np.char.add("#", data.objects["object"].astype(str).to_numpy()), names)
+    names = data.objects["name"].astype(str)
+    names = names.where(names != "", "#" + data.objects["object"].astype(str)).to_numpy(dtype=object)
     q = data.comparisons[list("ijlk")].to_numpy()[rows]
     i, j, l, k = (names[q[:, c]] for c in range(4))
     triplet = q[:, 0] == q[:, 2]
