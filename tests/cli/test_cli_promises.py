@@ -163,7 +163,7 @@ def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     assert run(clean_votes, "--out", out, "--quiet").exit_code == 0
     assert "outliers.csv" in check_output_set(out)["files"]
     assert run(clean_votes, "--out", out, "--quiet", "--method", "soe").exit_code == 0
-    assert check_output_set(out)["files"] == ["embedding.csv", "embedding.png", "summary.json"]
+    assert check_output_set(out)["files"] == ["comparisons.csv", "embedding.csv", "embedding.png", "summary.json"]
 
 
 def test_out_holding_other_files_is_not_replaced(clean_votes, tmp_path):

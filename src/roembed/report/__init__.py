@@ -21,7 +21,7 @@ MAX_COMPARISONS = 1_000_000
 
 
 def write_report(source, path, *, labels=None, label_title: str | None = None, thumbnails=None, axes=None,
-                 title: str | None = None, summary: dict | None = None, annotators=None,
+                 title: str | None = None, summary: dict | None = None, annotators=None, object_ids=None,
                  max_comparisons: int = MAX_COMPARISONS) -> Path:
     """Writes the report of ``source`` (a fitted estimator, or a run folder) to ``path``.
 
@@ -45,12 +45,14 @@ def write_report(source, path, *, labels=None, label_title: str | None = None, t
         Settings and results to list (a run folder's ``summary.json`` is used as is).
     annotators : DataFrame, optional
         Annotator table to show instead of ``estimator.annotators_``.
+    object_ids : array, optional
+        The input's id of each fitted object, when only the used ids were fitted.
     max_comparisons : int
         Above this many comparisons, keep each object's worst ones (noted in the report).
 
     Returns the path written (atomically).
     """
-    data = _data(source, labels=labels, summary=summary, annotators=annotators)
+    data = _data(source, labels=labels, summary=summary, annotators=annotators, object_ids=object_ids)
     if label_title:
         data.summary.setdefault("label_column", label_title)
     if thumbnails is not None:
@@ -75,6 +77,8 @@ def _data(source, **options) -> ReportData:
     if isinstance(source, ReportData):
         return source
     if isinstance(source, (str, Path)):
+        if options.get("summary") is not None or options.get("annotators") is not None:
+            raise TypeError("summary= and annotators= are for an estimator; a run folder has its own")
         data = read_run(source)
         if options.get("labels") is not None:
             data.objects["label"] = labels_column(options["labels"], len(data.objects))
