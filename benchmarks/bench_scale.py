@@ -1,39 +1,47 @@
-"""Scale of RobustOrdinalEmbedding: fit time and peak memory per comparison, NumPy vs torch.
+"""Scale of RobustOrdinalEmbedding with default settings: time, iterations, error and peak memory vs comparisons.
 
-Data: ``n`` objects drawn from ``N(0, I_p)``, ``m`` random triplets labelled by the
-true distances, a fraction ``--flip`` of them reversed (so the outlier caps bite);
-held-out triplets measure the error.  Each fit runs in a fresh process so that
-its peak memory is its own:
+Data: ``n = m / 100`` objects drawn from ``N(0, I_p)`` (p = 10), ``m`` random triplets
+labelled by the true distances, a fraction ``--flip`` (10%) of them reversed; 10^5
+held-out triplets (clean) measure the error.  Data seed 0 (exploration used other seeds).
+Every fit runs in a fresh process (``python bench_scale.py --child ...``), so its memory
+is its own:
 
-* ``rss``: growth of the peak resident set (``ru_maxrss``) during ``fit``, over the
-  peak after the data were loaded -- everything the fit allocated, any backend;
-* ``traced`` (``--traced``, a separate slower run): tracemalloc's peak during ``fit``
-  (NumPy allocations only; torch's are invisible to it).
+* ``fit_bytes``: the peak resident set during ``fit`` (the kernel's high-water mark,
+  reset just before ``fit`` through ``/proc/self/clear_refs``) minus the resident set
+  before it -- everything ``fit`` allocated: aggregation, graph, solver state, any backend;
+* ``process_bytes``: the whole process's peak (data, Python, numba, torch included);
+* ``cuda_peak_bytes`` (torch on CUDA): ``torch.cuda.max_memory_allocated`` during ``fit``.
 
-Both are reported per comparison (bytes / m).  Times are wall seconds of ``fit``
-(aggregation into the comparison graph included), median over ``--runs``.
+Times are wall seconds of ``fit`` (aggregation included), with ``/proc/loadavg``
+before and after; medians over ``--runs``.  With more than one size, the growth
+exponent of time (and of time per iteration) in ``m`` is fitted by least squares on
+log-log and printed.  ``--cblearn PYTHON`` adds cblearn's SOE (the non-robust peer;
+``--cblearn-n-init`` restarts, 1 by default, its default being 10) in that
+interpreter on the sizes up to ``--cblearn-max``.
 
-Examples::
+One command per size, each writing its JSON (the lead can rerun any of them)::
 
-    python benchmarks/bench_scale.py                       # n=10,000, m=10^6, p=10, numpy + torch (CPU)
-    python benchmarks/bench_scale.py --sweep 1e4 1e5 1e6   # torch-vs-numpy size sweep on CPU
-    python benchmarks/bench_scale.py --device cuda --n 100000 --m 10000000 --solvers torch
-    python benchmarks/bench_scale.py --quick               # smoke run (n=2,000, m=10^5)
+    python benchmarks/bench_scale.py --m 1e5 --runs 3 --out benchmarks/out/scale_1e5.json
+    python benchmarks/bench_scale.py --m 1e7 --runs 1 --out benchmarks/out/scale_1e7.json
+    python benchmarks/bench_scale.py --table benchmarks/out/scale_*.json     # one table + exponent
+    python benchmarks/bench_scale.py --sweep 1e5 3e5 1e6 --cblearn /work/venv-cb/bin/python
+    python benchmarks/bench_scale.py --m 1e8 --solvers torch --device cuda --runs 1   # on a GPU
+    python benchmarks/bench_scale.py --quick               # smoke run (m = 10^5, one run)
 """
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
-import resource
+import os
+import subprocess
+import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
-from _results import finish
+from _results import finish, print_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,11 +52,15 @@ def make_data(n: int, m: int, p: int, flip: float, seed: int, path: Path, n_test
     X = rng.standard_normal((n, p))
 
     def triplets(k):
-        t = rng.randint(n, size=(int(k * 1.01) + 10, 3))
-        t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])][:k]
-        near = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) > ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
-        t[near] = t[near][:, [0, 2, 1]]
-        return t
+        out, have = np.empty((k, 3), dtype=np.int32), 0
+        while have < k:  # in blocks, so 10^8 triplets never need int64 temporaries of the full size
+            t = rng.randint(n, size=(min(k - have, 10_000_000) * 101 // 100 + 10, 3))
+            t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])][: k - have]
+            near = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) > ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
+            t[near] = t[near][:, [0, 2, 1]]
+            out[have: have + len(t)] = t
+            have += len(t)
+        return out
 
     train, test = triplets(m), triplets(n_test)
     flipped = rng.random_sample(len(train)) < flip
@@ -56,68 +68,117 @@ def make_data(n: int, m: int, p: int, flip: float, seed: int, path: Path, n_test
     np.savez(path, train=train, test=test, n=n)
 
 
-def _peak_rss_bytes() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+# -- the child process: one fit ---------------------------------------------------------------------------
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
-def fit_once(path: str, solver: str, p: int, lam, max_iter: int, device, dtype: str, seed: int, traced: bool,
-             threads, queue) -> None:
-    """Child process: load, fit, measure; puts a result dict on ``queue``."""
+def _reset_peak() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
+
+
+def fit_roembed(data, spec):
     import warnings
 
     from roembed import Comparisons, RobustOrdinalEmbedding
 
-    data = np.load(path)
-    train = Comparisons(data["train"], n_objects=int(data["n"]))
-    test = Comparisons(data["test"], n_objects=int(data["n"]))
-    est = RobustOrdinalEmbedding(p, lam=lam, solver="torch" if solver == "torch" else "lbfgs", device=device,
-                                 dtype=dtype, init="random", max_iter=max_iter, random_state=seed)
-    cuda = False
-    if solver == "torch":
+    n = int(data["n"])
+    train = Comparisons(data["train"], n_objects=n)
+    test = Comparisons(data["test"], n_objects=n)
+    params = dict(random_state=spec["seed"])
+    if spec["solver"] == "torch":
         import torch
 
-        cuda = torch.device(device or "cpu").type == "cuda"
-        if threads:
-            torch.set_num_threads(threads)
-        torch.zeros(1, device=device or "cpu")  # initialise the backend before the baseline
-        if cuda:
+        params.update(solver="torch", device=spec["device"], dtype=spec["dtype"])
+        torch.zeros(1, device=spec["device"] or "cpu")  # initialise the backend before the baseline
+        if torch.device(spec["device"] or "cpu").type == "cuda":
             torch.cuda.reset_peak_memory_stats()
-    base = _peak_rss_bytes()
-    if traced:
-        tracemalloc.start()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        est.fit(train)
-        seconds = time.perf_counter() - start
-    traced_bytes = tracemalloc.get_traced_memory()[1] if traced else None
-    tracemalloc.stop()
-    row = dict(solver=solver, device=str(device or "cpu"), threads=threads,
-               dtype=dtype if solver == "torch" else "float64",
-               n=int(data["n"]), m=len(train), p=p, seconds=seconds, n_iter=int(est.n_iter_),
-               objective=float(est.objective_), lam=float(est.lam_), test_error=1.0 - est.score(test),
-               outliers=int(est.outlier_mask_.sum()), rss_bytes=max(_peak_rss_bytes() - base, 0))
-    if traced:
-        row.update(traced_bytes=traced_bytes, seconds_traced=seconds)
-        del row["seconds"]
-    if cuda:
-        import torch
+    est = RobustOrdinalEmbedding(spec["p"], **params)
 
-        row["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
-    queue.put(row)
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(train)
+
+    def result():
+        row = dict(n_iter=int(est.n_iter_), lam=float(est.lam_), test_error=1.0 - est.score(test),
+                   outliers=int(est.outlier_mask_.sum()))
+        if spec["solver"] == "torch" and torch.device(spec["device"] or "cpu").type == "cuda":
+            row["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
+        return row
+    return len(train), fit, result
 
 
-def run_fit(path, solver, p, lam, max_iter, device, dtype, seed, traced=False, threads=None) -> dict:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=fit_once,
-                       args=(str(path), solver, p, lam, max_iter, device, dtype, seed, traced, threads, queue))
-    proc.start()
-    row = queue.get()
-    proc.join()
-    for key in ("rss_bytes", "traced_bytes", "cuda_peak_bytes"):
-        if key in row:
+def fit_cblearn(data, spec):
+    import warnings
+
+    from cblearn.embedding import SOE
+
+    n, train, test = int(data["n"]), data["train"].astype(np.int64), data["test"].astype(np.int64)
+    est = SOE(spec["p"], n_init=spec["cblearn_n_init"], random_state=spec["seed"])
+
+    def fit():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(train, n_objects=n)
+
+    def result():
+        X = est.embedding_
+        near = ((X[test[:, 0]] - X[test[:, 1]]) ** 2).sum(1)
+        far = ((X[test[:, 0]] - X[test[:, 2]]) ** 2).sum(1)
+        return dict(n_iter=None, test_error=float(np.mean(near >= far)))
+    return len(train), fit, result
+
+
+def child(spec: dict) -> dict:
+    import gc
+
+    data = np.load(spec["path"])
+    m, fit, result = (fit_cblearn if spec["solver"] == "cblearn" else fit_roembed)(data, spec)
+    gc.collect()
+    exact = _reset_peak()
+    before, load_before = _status_bytes("VmRSS"), _loadavg()
+    start = time.perf_counter()
+    fit()
+    seconds = time.perf_counter() - start
+    peak = _status_bytes("VmHWM")
+    row = dict(solver=spec["solver"], device=str(spec["device"] or "cpu"),
+               dtype=spec["dtype"] if spec["solver"] == "torch" else "float64", n=int(data["n"]), m=m, p=spec["p"],
+               seed=spec["seed"], seconds=seconds, fit_bytes=max(peak - before, 0), process_bytes=peak,
+               peak_exact=exact, loadavg_before=load_before, loadavg_after=_loadavg(), **result())
+    if spec["solver"] != "cblearn":
+        import numba
+
+        row["threads"] = numba.get_num_threads()
+    return row
+
+
+# -- the parent: data, processes, table ---------------------------------------------------------------------
+def run_child(python: str, spec: dict) -> dict:
+    out = subprocess.run([python, str(Path(__file__).resolve()), "--child", json.dumps(spec)], check=True,
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                             [str(HERE.parent / "src"), os.environ.get("PYTHONPATH", "")])))
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("fit_bytes", "process_bytes", "cuda_peak_bytes"):
+        if row.get(key) is not None:
             row[key.replace("_bytes", "_per_comparison")] = row[key] / row["m"]
+    row["seconds_per_iter"] = row["seconds"] / row["n_iter"] if row.get("n_iter") else None
     print(json.dumps(row), flush=True)
     return row
 
@@ -127,60 +188,98 @@ def summarise(rows):
     out = []
     for key in keys:
         sel = [r for r in rows if (r["solver"], r["device"], r["dtype"], r["m"]) == key]
-        med = {f: float(np.median([r[f] for r in sel])) for f in sel[0] if isinstance(sel[0][f], (int, float))}
-        out.append(dict(solver=key[0], device=key[1], dtype=key[2], runs=len(sel), **{**med, "m": key[3]}))
+        numeric = [f for f in sel[0] if isinstance(sel[0][f], (int, float)) and not isinstance(sel[0][f], bool)]
+        med = {f: float(np.median([r[f] for r in sel if r.get(f) is not None])) for f in numeric
+               if any(r.get(f) is not None for r in sel)}
+        out.append(dict(solver=key[0], device=key[1], dtype=key[2], runs=len(sel), **{**med, "m": key[3]},
+                        loadavg=sel[0].get("loadavg_before", "")))
     for s in out:  # ratio against the numpy fit of the same size
         ref = [r for r in out if r["solver"] == "numpy" and r["m"] == s["m"]]
         if ref:
-            s["time_vs_numpy"] = s["seconds"] / ref[0]["seconds"]
+            s["time_vs_roembed"] = s["seconds"] / ref[0]["seconds"]
     return out
 
 
+def growth(summary) -> list[dict]:
+    """Least-squares slope of log(time) and log(time per iteration) on log(m), per solver."""
+    fits = []
+    for solver in sorted({s["solver"] for s in summary}):
+        sel = sorted((s for s in summary if s["solver"] == solver), key=lambda s: s["m"])
+        if len(sel) < 2:
+            continue
+        logm = np.log([s["m"] for s in sel])
+        row = dict(solver=solver, sizes=f"{sel[0]['m']:.0e}..{sel[-1]['m']:.0e}", points=len(sel),
+                   time_exponent=float(np.polyfit(logm, np.log([s["seconds"] for s in sel]), 1)[0]))
+        if all(s.get("seconds_per_iter") for s in sel):
+            row["per_iteration_exponent"] = float(np.polyfit(logm, np.log([s["seconds_per_iter"] for s in sel]), 1)[0])
+        fits.append(row)
+    return fits
+
+
 TABLE = {"solver": "", "device": "", "dtype": "", "n": ".0f", "m": ".0f", "runs": ".0f", "seconds": ".2f",
-         "time_vs_numpy": ".2f", "n_iter": ".0f", "test_error": ".4f", "rss_per_comparison": ".0f",
-         "traced_per_comparison": ".0f", "cuda_peak_per_comparison": ".0f"}
+         "time_vs_roembed": ".2f", "n_iter": ".0f", "seconds_per_iter": ".3f", "test_error": ".4f",
+         "fit_per_comparison": ".0f", "process_per_comparison": ".0f", "cuda_peak_per_comparison": ".0f",
+         "loadavg": ""}
+GROWTH = {"solver": "", "sizes": "", "points": ".0f", "time_exponent": ".3f", "per_iteration_exponent": ".3f"}
+
+
+def table_from(paths) -> None:
+    """Merges the runs of several JSON outputs and prints one table with the growth exponents."""
+    rows = [r for p in paths for r in json.loads(Path(p).read_text())["runs"]]
+    summary = summarise(rows)
+    print_table(summary, TABLE)
+    print()
+    print_table(growth(summary), GROWTH)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--m", type=float, default=1e6, help="training triplets")
+    parser.add_argument("--m", type=float, default=1e6, help="training triplets (n = m / 100, at least 1,000)")
     parser.add_argument("--p", type=int, default=10)
-    parser.add_argument("--sweep", type=float, nargs="*", default=None,
-                        help="sizes m for a size sweep (n = m / 100, at least 1,000)")
-    parser.add_argument("--solvers", nargs="+", default=["numpy", "torch"], choices=["numpy", "torch"])
-    parser.add_argument("--device", default=None, help="torch device (default cpu), e.g. cuda")
+    parser.add_argument("--sweep", type=float, nargs="*", default=None, help="several sizes m")
+    parser.add_argument("--solvers", nargs="+", default=["numpy"], choices=["numpy", "torch"])
+    parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    parser.add_argument("--lam", default="auto", help='outlier penalty (a float), or "auto" (the default: a plain '
-                        'fit, then the robust fit from it)')
-    parser.add_argument("--torch-threads", type=int, default=None,
-                        help="torch intra-op threads (default: torch's choice); 1 avoids spinning on a loaded machine")
-    parser.add_argument("--traced", action="store_true", help="also a tracemalloc run per size (numpy solver)")
+    parser.add_argument("--cblearn", default=None, metavar="PYTHON", help="an interpreter with cblearn")
+    parser.add_argument("--cblearn-max", type=float, default=1e6, help="largest m given to cblearn")
+    parser.add_argument("--cblearn-n-init", type=int, default=1, help="cblearn SOE restarts (its default is 10)")
     parser.add_argument("--flip", type=float, default=0.1, help="share of reversed training triplets")
-    parser.add_argument("--max-iter", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="smoke run: n=2,000, m=10^5, 1 run")
-    parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_scale.json")
+    parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
+    parser.add_argument("--table", nargs="+", type=Path, default=None, help="print one table from these JSON files")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/out/bench_scale.json)")
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return
+    if args.table:
+        table_from(args.table)
+        return
     if args.quick:
-        args.n, args.m, args.runs = 2_000, 1e5, 1
-    lam = args.lam if args.lam == "auto" else float(args.lam)
-    sizes = [(max(1_000, int(m) // 100), int(m)) for m in args.sweep] if args.sweep else [(args.n, int(args.m))]
+        args.m, args.runs = 1e5, 1
+    sizes = [int(m) for m in (args.sweep or [args.m])]
+    out = args.out or HERE / "out" / "bench_scale.json"
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n, m in sizes:
-            path = Path(tmp) / f"data_{n}_{m}.npz"
+        for m in sizes:
+            n = max(1_000, m // 100)
+            path = Path(tmp) / f"data_{m}.npz"
             make_data(n, m, args.p, args.flip, seed=0, path=path)
             for run in range(args.runs):
+                spec = dict(path=str(path), p=args.p, seed=run, device=args.device, dtype=args.dtype,
+                            cblearn_n_init=args.cblearn_n_init)
                 for solver in args.solvers:
-                    device = args.device if solver == "torch" else None
-                    rows.append(run_fit(path, solver, args.p, lam, args.max_iter, device, args.dtype, run,
-                                        threads=args.torch_threads))
-            if args.traced and "numpy" in args.solvers:
-                traced = run_fit(path, "numpy", args.p, lam, args.max_iter, None, args.dtype, 0, traced=True)
-                next(r for r in rows if r["m"] == traced["m"] and r["solver"] == "numpy").update(
-                    traced_per_comparison=traced["traced_per_comparison"])
-    finish(args.out, args, rows, summarise(rows), TABLE)
+                    rows.append(run_child(sys.executable, dict(spec, solver=solver)))
+                if args.cblearn and m <= args.cblearn_max:
+                    rows.append(run_child(args.cblearn, dict(spec, solver="cblearn")))
+    summary = summarise(rows)
+    finish(out, args, rows, summary, TABLE, growth=growth(summary), commit=commit)
+    if len(sizes) > 1:
+        print()
+        print_table(growth(summary), GROWTH)
 
 
 if __name__ == "__main__":

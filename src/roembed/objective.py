@@ -48,14 +48,15 @@ class PairDistances:
     maps ``g_p = dF/dd_p`` back to ``dF/dX``: row ``a`` gets ``2 g_p (x_a - x_b)``
     and row ``b`` its negative.  Both are compiled loops over the pairs
     (:mod:`roembed._kernels`), so time and memory are linear in the number of pairs.
-    The pair indices keep their integer type (int32 from a :class:`~roembed.data.ComparisonGraph`).
+    The pair indices are views of ``pairs`` and keep its integer type (int32 from a
+    :class:`~roembed.data.ComparisonGraph`).
     """
 
     def __init__(self, pairs: np.ndarray, n_objects: int):
         pairs = np.asarray(pairs)
         if not np.issubdtype(pairs.dtype, np.integer):
             pairs = pairs.astype(np.int64)
-        self.a, self.b = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+        self.a, self.b = pairs[:, 0], pairs[:, 1]  # views: no copy of a graph's pairs
         self.n_objects = int(n_objects)
         if len(pairs) and (pairs.min() < 0 or pairs.max() >= self.n_objects):  # the loops do not bounds-check
             raise ValueError(f"pair indices must lie in [0, {self.n_objects}), got {pairs.min()}..{pairs.max()}")

@@ -1,4 +1,6 @@
 """The torch backend evaluates the same objective as the NumPy path, on the device it is given."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,16 @@ def test_bad_dtype():
     objective, distances, _ = _problem()
     with pytest.raises(ValueError, match="dtype"):
         TorchObjective(objective, distances, "cpu", "float16")
+
+
+@pytest.mark.parametrize("loss", ["soe", "gnmds", "ste"])
+def test_a_scalar_cap_matches_the_same_cap_per_edge(loss):
+    objective, distances, X = _problem(loss, cap=0.3)
+    scalar = TorchObjective(dataclasses.replace(objective, cap=0.3), distances, "cpu", "float64")
+    per_edge = TorchObjective(objective, distances, "cpu", "float64")
+    (v1, g1), (v2, g2) = (t.value_and_grad(t.tensor(X)) for t in (scalar, per_edge))
+    assert float(v1) == pytest.approx(float(v2), rel=1e-12) and torch.allclose(g1, g2)
+    assert torch.allclose(scalar.gamma(scalar.tensor(X)), per_edge.gamma(per_edge.tensor(X)))
+    value, _, gamma = dataclasses.replace(objective, cap=0.3).evaluate(distances.from_embedding(X))
+    assert float(v1) == pytest.approx(value, rel=1e-12)
+    np.testing.assert_allclose(scalar.gamma(scalar.tensor(X)).numpy(), gamma, atol=1e-12)

@@ -205,7 +205,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         w = np.asarray(graph.votes, dtype=np.float64)
         if self.weighting == "paper":
             return self.lam_ / np.maximum(w, 1e-12)
-        return np.full(len(w), self.lam_)
+        return float(self.lam_)  # the same for every edge: a scalar, not an array per comparison
 
     def _objective(self, graph: ComparisonGraph, caps="robust"):
         a = self._loss_weight(graph)
@@ -238,6 +238,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             self.lam_ = cap * (weighted_median(graph.votes, plain.loss_weight) if self.weighting == "paper" else 1.0)
         else:
             self.lam_ = float(self.lam)
+        plain = None  # frees its loss weights before the robust stage allocates its own
         super()._fit_graph(graph)  # the robust objective from self._initial_embedding() = the warm start
         del self._warm_start
         self.n_iter_ += plain_iter + self.__dict__.pop("_stage_iter", 0)  # every stage

@@ -75,10 +75,8 @@ class TorchObjective:
         objects = np.asarray(objects)
         index = np.int32 if distances.n_objects < np.iinfo(np.int32).max else np.int64
 
-        def real(a):
-            if a is None or np.ndim(a) == 0:
-                return None if a is None else float(a)
-            return torch.as_tensor(np.asarray(a), device=self.device).to(self.dtype)
+        def real(a):  # None stays None; a scalar becomes a 0-d tensor
+            return None if a is None else torch.as_tensor(np.asarray(a), device=self.device).to(self.dtype)
 
         self.objects = torch.tensor(objects.astype(index, copy=False), device=self.device)
         self.objective = dataclasses.replace(objective, near=None, far=None, objects=None,
