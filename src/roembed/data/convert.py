@@ -431,6 +431,12 @@ def frame_to_comparisons(
     source = where.source or "input"
     kind, object_cols = _detect(list(frame.columns), format, source)
     meta = {role: next((c for c in aliases if c in frame.columns), None) for role, aliases in METADATA.items()}
+    for role in ("annotator", "weight"):  # two candidates would change the fit depending on which wins
+        found = [c for c in METADATA[role] if c in frame.columns]
+        if len(found) > 1:
+            raise InvalidComparisonsError(
+                f"{source} line 1: columns {found[0]!r} and {found[1]!r} both look like the {role} column; "
+                f"drop one (columns={{{found[1]!r}: None}}) or rename it")
     tie_col = next((c for c in TIE_COLUMNS if c in frame.columns), None)
     consumed = set(object_cols) | set(meta.values()) | {tie_col}
     if kind == "salmon":

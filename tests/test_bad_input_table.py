@@ -1,0 +1,183 @@
+"""The whole bad-input table, replayed through ``roembed fit`` and the Python API.
+
+Each case is a tiny file (or option) a real user may hand over.  For every case the
+CLI must either stop with exit 2 and ONE line on stderr naming the file (and line)
+and the problem -- writing nothing: no --out folder, no staging folder -- or finish
+with a documented ``warning:`` line and a consistent output set (summary.json
+listing exactly the files present).  The same files through the Python API raise
+:class:`InvalidComparisonsError` with the same words, or warn with a ``DataWarning``.
+"""
+import bz2
+import gzip
+import io
+import json
+import zipfile
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from roembed import SOE, InvalidComparisonsError, read_comparisons
+from roembed.cli import main
+
+
+def triplets(objects, step=1):
+    rows = [(a, b, c) for a in objects for b in objects for c in objects if len({a, b, c}) == 3 and b < c]
+    return rows[::step]
+
+
+def csv(rows, header="anchor,closer,farther", extra=None):
+    lines = [header] + [",".join(map(str, r)) + ("" if extra is None else f",{extra(n)}") for n, r in enumerate(rows)]
+    return "\n".join(lines) + "\n"
+
+
+GOOD = csv(triplets(range(6)))
+HEAD = "anchor,closer,farther\n0,1,2\n1,2,3\n2,3,4\n"
+
+
+def zipped(*members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in members:
+            archive.writestr(name, HEAD)
+    return buffer.getvalue()
+
+
+def contradiction():
+    rows = triplets(range(6))
+    return csv(rows + [(a, c, b) for a, b, c in rows])
+
+
+def huge_ids():
+    ids = [0, 3, 17, 99, 1000, 5000, 77777, 123456, 654321, 999999]
+    return csv([(ids[a], ids[b], ids[c]) for a, b, c in triplets(range(10), step=3)])
+
+
+def extreme_weights():
+    return csv(triplets(range(6)), "anchor,closer,farther,weight", extra=lambda n: "1e300" if n == 3 else "1")
+
+
+# id, files {name: text or bytes}, CLI options, expected: ("error", fragments) or ("warning", fragments)
+CASES = [
+    # -- rows ------------------------------------------------------------------------------
+    ("negative index", {"v.csv": HEAD + "1,2,-3\n"}, [], ("error", ["v.csv line 5", "negative object index"])),
+    ("huge index", {"v.csv": HEAD + "1,2,100000000000000000000\n"}, [], ("error", ["v.csv line 5", "too large"])),
+    ("repeated object", {"v.csv": HEAD + "1,1,2\n"}, [], ("error", ["v.csv line 5", "repeats an object"])),
+    ("missing index", {"v.csv": HEAD + "2,1,\n"}, [], ("error", ["v.csv line 5", "missing"])),
+    ("fractional index", {"v.csv": HEAD + "0,1,2.5\n"}, [], ("error", ["v.csv line 5", "not an integer"])),
+    ("word among numbers", {"v.csv": HEAD + "0,one,2\n"}, [], ("error", ["v.csv line 5", "not an integer"])),
+    ("NaN weight", {"v.csv": "anchor,closer,farther,weight\n0,1,2,1\n1,2,0,nan\n"}, [],
+     ("error", ["v.csv line 3", "weight is NaN"])),
+    ("negative weight", {"v.csv": "anchor,closer,farther,weight\n0,1,2,1\n1,2,0,-1\n"}, [],
+     ("error", ["v.csv line 3", "weight is negative"])),
+    ("infinite weight", {"v.csv": "anchor,closer,farther,weight\n0,1,2,1\n1,2,0,inf\n"}, [],
+     ("error", ["v.csv line 3", "weight is infinite"])),
+    ("mixed widths", {"v.csv": "0,1,2\n0,1,2,3\n"}, [], ("error", ["v.csv line 2", "cannot be mixed"])),
+    ("five unnamed columns", {"v.csv": "0,1,2,3,4\n"}, [], ("error", ["v.csv line 1", "3 (triplet) or 4"])),
+    ("empty file", {"v.csv": ""}, [], ("error", ["v.csv", "empty"])),
+    ("header only", {"v.csv": "anchor,closer,farther\n"}, [], ("error", ["v.csv", "empty"])),
+    ("no comparison columns", {"v.csv": "foo,bar,baz\n0,1,2\n"}, [], ("error", ["v.csv", "no comparison columns"])),
+    ("column twice", {"v.csv": "anchor,closer,farther,annotator,worker\n0,1,2,a,b\n"}, [],
+     ("error", ["v.csv line 1", "both look like the annotator column"])),
+    ("missing annotator", {"v.csv": "anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,\n"}, [],
+     ("error", ["v.csv line 3", "annotator id is missing"])),
+    ("salmon winner", {"r.csv": "head,left,right,winner,puid\n0,1,2,1,u\n0,1,2,3,u\n"}, [],
+     ("error", ["r.csv line 3", "winner is neither left nor right"])),
+    ("odd one not shown", {"o.csv": "a,b,c,odd\n0,1,2,1\n0,1,2,5\n"}, [],
+     ("error", ["o.csv line 3", "odd one is not among the objects shown"])),
+    ("bad tie flag", {"v.csv": "anchor,closer,farther,tie\n0,1,2,0\n1,2,0,maybe\n"}, [],
+     ("error", ["v.csv line 3", "tie is not true/false"])),
+    # -- files -----------------------------------------------------------------------------
+    ("latin-1 without --encoding", {"v.csv": ("anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,José\n")
+                                    .encode("latin-1")}, [], ("error", ["v.csv line 3", "--encoding latin-1"])),
+    ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding"])),
+    ("corrupt gzip", {"v.csv.gz": b"not gzip"}, [], ("error", ["v.csv.gz", "not a readable .gz file"])),
+    ("zip with two files", {"v.zip": zipped("a.csv", "b.csv")}, [], ("error", ["v.zip", "exactly one file"])),
+    ("second file bad", {"a.csv": HEAD, "b.csv": HEAD + "4,4,1\n"}, [], ("error", ["b.csv line 5", "repeats"])),
+    ("files with other columns", {"a.csv": HEAD, "b.csv": "anchor,closer,farther,weight\n0,1,2,1\n"}, [],
+     ("error", ["b.csv line 1", "differ from those of"])),
+    # -- options ---------------------------------------------------------------------------
+    ("holdout rounds to no query", {"v.csv": GOOD}, ["--holdout", "0.0001"], ("error", ["--holdout 0.0001"])),
+    ("--lam with soe", {"v.csv": GOOD}, ["--method", "soe", "--lam", "2"], ("error", ["--lam does not apply"])),
+    ("--loss with roe", {"v.csv": GOOD}, ["--method", "roe", "--loss", "ste"], ("error", ["--loss does not apply"])),
+    ("negative seed", {"v.csv": GOOD}, ["--seed", "-1"], ("error", ["--seed"])),
+    ("dim >= objects", {"v.csv": csv(triplets(range(4)))}, ["--dim", "4"], ("error", ["--dim 4", "only 4 objects"])),
+    ("labels without column", {"v.csv": GOOD}, ["--labels", "v.csv"], ("error", ["--label-column"])),
+    # -- results the data cannot support (documented warnings) -----------------------------
+    ("disconnected groups", {"v.csv": csv(triplets(range(5)) + triplets(range(5, 10)))}, ["--method", "soe"],
+     ("warning", ["v.csv", "2 groups with no comparison between them"])),
+    ("pure contradiction", {"v.csv": contradiction()}, ["--method", "soe"], ("warning", ["pure contradiction"])),
+    ("a few unused ids", {"v.csv": csv([r for r in triplets(range(8)) if 6 not in r])}, ["--method", "soe"],
+     ("warning", ["1 of 8 objects appear in no comparison"])),
+    ("mostly unused ids", {"v.csv": huge_ids()}, ["--method", "soe"], ("warning", ["only 10 of the 1000000"])),
+    ("extreme weights", {"v.csv": extreme_weights()}, ["--method", "soe"], ("warning", ["extreme weights"])),
+    ("iteration limit", {"v.csv": GOOD}, ["--method", "soe", "--max-iter", "1"], ("warning", ["--max-iter"])),
+    ("partial salmon names, clashing", {"r.csv": "head,left,right,winner,head_filename,left_filename,"
+                                        "right_filename\n0,1,2,1,a,b,c\n0,1,2,2,z,b,c\n"}, ["--method", "soe"],
+     ("warning", ["salmon target names not used"])),
+]
+CLI_ONLY = {"holdout rounds to no query", "--lam with soe", "--loss with roe", "negative seed", "dim >= objects",
+            "labels without column", "mostly unused ids", "iteration limit", "unknown encoding"}
+
+
+def make_files(tmp_path, files):
+    paths = []
+    for name, content in files.items():
+        path = tmp_path / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.parametrize("case, files, options, expected", CASES, ids=[c[0] for c in CASES])
+def test_cli(tmp_path, monkeypatch, case, files, options, expected):
+    monkeypatch.chdir(tmp_path)
+    paths = make_files(tmp_path, files)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["fit", *map(str, paths), "--out", str(out), "--quiet", *options])
+    kind, fragments = expected
+    lines = result.stderr.strip().splitlines()
+    if kind == "error":
+        assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+        assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+        for fragment in fragments:
+            assert fragment in lines[0], lines[0]
+        assert not out.exists()  # nothing half-written ...
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]  # ... not even staged
+    else:
+        assert result.exit_code == 0, (result.output, result.exception)
+        warnings = [line for line in lines if line.startswith("warning: ")]
+        assert any(all(f in line for f in fragments) for line in warnings), result.stderr
+        assert not [line for line in lines if not line.startswith("warning: ")], result.stderr  # nothing else
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["files"] == sorted(p.name for p in out.iterdir())
+        assert any(fragments[-1] in w for w in summary["warnings"])
+
+
+API_CASES = [c for c in CASES if c[0] not in CLI_ONLY]
+
+
+@pytest.mark.parametrize("case, files, options, expected", API_CASES, ids=[c[0] for c in API_CASES])
+def test_python_api(tmp_path, case, files, options, expected):
+    paths = make_files(tmp_path, files)
+    source = paths if len(paths) > 1 else paths[0]
+    kind, fragments = expected
+    if kind == "error":
+        with pytest.raises(InvalidComparisonsError) as info:
+            SOE(random_state=0).fit(read_comparisons(source))
+        message = str(info.value)
+        assert "\n" not in message
+        for fragment in fragments:
+            assert fragment.replace("--encoding latin-1", "encoding='latin-1'") in message, message
+    else:
+        with pytest.warns(UserWarning) as caught:
+            SOE(random_state=0, max_iter=50).fit(read_comparisons(source))
+        assert any(fragments[-1] in str(w.message) for w in caught), [str(w.message) for w in caught]
+        if case != "partial salmon names, clashing":
+            from roembed.data.diagnostics import DataWarning
+
+            assert any(issubclass(w.category, DataWarning) for w in caught)
+
+
+def test_the_table_is_whole():
+    assert len(CASES) >= 38 and len({c[0] for c in CASES}) == len(CASES)
