@@ -73,9 +73,9 @@ def music_split(seed: int):
 
 
 def roembed_estimator(name: str, p: int, seed: int, solver: str = "factored"):
-    import roembed
+    from roembed.estimators.registry import estimator_class
 
-    return getattr(roembed, name)(p, solver=solver, random_state=seed)
+    return estimator_class(name.lower())(p, solver=solver, random_state=seed)
 
 
 def cblearn_estimator(name: str, p: int, seed: int):

@@ -3,7 +3,6 @@ progress bar, one-line input errors, and writing results atomically."""
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import platform
 import sys
@@ -15,18 +14,11 @@ import pandas as pd
 
 from .. import __version__
 from .._io import atomic_write
+from ..estimators.registry import estimator_class
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 
-# method name -> (module, class); imported only when asked for
-METHODS = {
-    "robust": ("roembed.estimators.robust", "RobustOrdinalEmbedding"),
-    "roe": ("roembed.estimators.roe", "ROE"),
-    "soe": ("roembed.estimators.competitors", "SOE"),
-    "gnmds": ("roembed.estimators.competitors", "GNMDS"),
-    "ste": ("roembed.estimators.competitors", "STE"),
-    "tste": ("roembed.estimators.competitors", "TSTE"),
-    "ckl": ("roembed.estimators.competitors", "CKL"),
-}
+# the methods `roembed fit --method` offers: names of roembed.estimators.registry.ESTIMATORS
+METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
 
 
 class BadInput(click.ClickException):
@@ -41,10 +33,9 @@ class BadInput(click.ClickException):
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None):
     """The estimator ``method`` with the given options; an option it does not take is bad input
     (never silently ignored)."""
-    module, name = METHODS[method]
     try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
+        cls = estimator_class(method)
+    except (ImportError, AttributeError, KeyError):
         raise BadInput(f"method {method!r} is not available in this installation of roembed") from None
     # lam="auto" and loss=None leave the estimator's own default
     options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
@@ -64,10 +55,9 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
 
 
 def _params(method: str) -> set:
-    module, name = METHODS[method]
     try:
-        return set(getattr(importlib.import_module(module), name)().get_params())
-    except (ImportError, AttributeError):
+        return set(estimator_class(method)().get_params())
+    except (ImportError, AttributeError, KeyError):
         return set()
 
 

@@ -141,5 +141,11 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
     def _more_tags(self):  # scikit-learn < 1.6
         return {"requires_y": False, "X_types": ["2darray"]}
 
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.two_d_array = True
+        return tags
+
 
 __all__ = ["OrdinalEmbedding", "check_param", "edge_objective", "random_embedding", "PairDistances"]

@@ -152,3 +152,5 @@ class TwoStageEmbedding(OrdinalEmbedding):
         self.estimator_ = clone(base).set_params(n_components=self.n_components, random_state=self.random_state)
         self.estimator_.fit(self.comparisons_)
         self.embedding_ = self.estimator_.embedding_
+        for key in ("n_iter_", "objective_", "history_"):  # the fitted-attribute contract of every estimator
+            setattr(self, key, getattr(self.estimator_, key))

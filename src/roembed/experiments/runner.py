@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import __version__
 from ..data import Comparisons
+from ..estimators.registry import ESTIMATORS
 from ..metrics import outlier_precision_recall
 from .music import MusicProtocol
 from .synthetic import Split, SyntheticProtocol
@@ -85,21 +86,21 @@ def register_method(spec: MethodSpec) -> MethodSpec:
     return spec
 
 
-_C = "roembed.estimators.competitors"
+_E = ESTIMATORS  # the one estimator table (roembed.estimators.registry)
 for _spec in (
-    MethodSpec("ROE", "roembed.estimators.roe:ROE", grid=(("lam", LAMBDA_GRID),),
+    MethodSpec("ROE", _E["roe"], grid=(("lam", LAMBDA_GRID),),
                description="the paper's ROE: squared loss + outlier shifts, PSD rank-p Gram"),
-    MethodSpec("GNMDS-p", f"{_C}:GNMDS", params=(("solver", "gram"),)),
-    MethodSpec("CKL-p", f"{_C}:CKL", params=(("solver", "gram"),), grid=(("mu", (0.05, 0.5)),)),
-    MethodSpec("STE-p", f"{_C}:STE", params=(("solver", "gram"),)),
-    MethodSpec("SOE", f"{_C}:SOE", params=(("solver", "factored"),)),
-    MethodSpec("GNMDS", f"{_C}:GNMDS", params=(("solver", "factored"),)),
-    MethodSpec("CKL", f"{_C}:CKL", params=(("solver", "factored"),), grid=(("mu", (0.05, 0.5)),)),
-    MethodSpec("STE", f"{_C}:STE", params=(("solver", "factored"),)),
-    MethodSpec("t-STE", f"{_C}:TSTE", params=(("solver", "factored"),), grid=(("dof", (1.0, 3.0, 10.0)),)),
-    MethodSpec("two-stage", "roembed.estimators.two_stage:TwoStageEmbedding",
+    MethodSpec("GNMDS-p", _E["gnmds"], params=(("solver", "gram"),)),
+    MethodSpec("CKL-p", _E["ckl"], params=(("solver", "gram"),), grid=(("mu", (0.05, 0.5)),)),
+    MethodSpec("STE-p", _E["ste"], params=(("solver", "gram"),)),
+    MethodSpec("SOE", _E["soe"], params=(("solver", "factored"),)),
+    MethodSpec("GNMDS", _E["gnmds"], params=(("solver", "factored"),)),
+    MethodSpec("CKL", _E["ckl"], params=(("solver", "factored"),), grid=(("mu", (0.05, 0.5)),)),
+    MethodSpec("STE", _E["ste"], params=(("solver", "factored"),)),
+    MethodSpec("t-STE", _E["tste"], params=(("solver", "factored"),), grid=(("dof", (1.0, 3.0, 10.0)),)),
+    MethodSpec("two-stage", _E["two-stage"],
                description="local majority vote, then an embedding of the kept comparisons"),
-    MethodSpec("robust", "roembed.estimators.robust:RobustOrdinalEmbedding", grid=ROBUST_GRID,
+    MethodSpec("robust", _E["robust"], grid=ROBUST_GRID,
                description="roembed's robust estimator (SOE loss + outlier shifts), tuned on validation"),
 ):
     register_method(_spec)

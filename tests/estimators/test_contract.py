@@ -1,0 +1,138 @@
+"""One fitted-attribute contract for every registered estimator, and scikit-learn's
+estimator checks through a triplet adapter (as cblearn does: the checks feed feature
+matrices, which the adapter turns into triplets answered by Euclidean distance)."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from roembed import Comparisons
+from roembed.estimators.registry import ESTIMATORS, FITTED, FITTED_ROBUST, ROBUST, estimator_class
+from roembed.experiments import make_synthetic
+
+FAST = {"robust-cv": dict(lams=(0.5, 2.0), cv=2)}
+
+
+def build(name, **params):
+    return estimator_class(name)(**{"n_components": 2, "random_state": 0, **FAST.get(name, {}), **params})
+
+
+@pytest.fixture(scope="module")
+def votes():
+    return make_synthetic(n_objects=15, dim=2, n_train=300, n_validation=10, n_test=10, votes=(1, 3), rate=0.1,
+                          model="spammers", n_annotators=4, random_state=1).train
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_fitted_attribute_contract(name, votes):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).fit(votes)
+    for attr in FITTED:
+        assert hasattr(est, attr), f"{name} lacks {attr}"
+    assert est.embedding_.shape == (15, 2) and np.isfinite(est.embedding_).all()
+    assert isinstance(est.n_iter_, (int, np.integer)) and est.n_iter_ >= 1
+    assert isinstance(est.objective_, float) and np.isfinite(est.objective_)
+    assert est.history_.ndim == 1 and len(est.history_) >= 1 and np.isfinite(est.history_).all()
+    if name in ROBUST:
+        for attr in FITTED_ROBUST:
+            assert hasattr(est, attr), f"{name} lacks {attr}"
+        n_edges = len(est.graph_)
+        assert est.gamma_.shape == (n_edges,) and est.outlier_mask_.shape == (n_edges,)
+        assert est.outlier_mask_.dtype == bool and isinstance(est.outliers_, pd.DataFrame)
+        assert len(est.outliers_) == est.outlier_mask_.sum()
+        table = est.annotators_
+        assert isinstance(table, pd.DataFrame) and set(table["annotator"]) == set(votes.annotator)
+    else:
+        assert not hasattr(est, "gamma_") and not hasattr(est, "outlier_mask_")
+
+
+# -- scikit-learn's checks through a triplet adapter -----------------------------------------
+def features_to_triplets(X, n_objects=None):
+    """A feature matrix (n points) -> 10 n triplets among its rows (the first ``n_objects``),
+    answered by Euclidean distance, as Comparisons over all rows."""
+    if isinstance(X, Comparisons):  # already converted (predict calls decision_function)
+        return X
+    X = np.asarray(X)
+    if np.iscomplexobj(X):
+        raise ValueError("Complex data not supported")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"expected a 2-d array, got {X.ndim}-d")
+    n = len(X) if n_objects is None else min(len(X), n_objects)
+    if n < 3:
+        raise ValueError(f"need at least 3 samples to form triplets, got {n}")
+    rng = np.random.default_rng(0)
+    t = np.stack([rng.choice(n, 3, replace=False) for _ in range(10 * n)])
+    d = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) - ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
+    return Comparisons(np.where((d <= 0)[:, None], t, t[:, [0, 2, 1]]), n_objects=n_objects or len(X))
+
+
+def adapted(name):
+    """The registered estimator with fit/predict/score taking feature matrices (their rows are the objects)."""
+    cls = estimator_class(name)
+
+    class TripletAdapted(cls):
+        def fit(self, X, y=None, sample_weight=None):
+            return super().fit(features_to_triplets(X))
+
+        def fit_transform(self, X, y=None, sample_weight=None):
+            return self.fit(X).embedding_
+
+        def predict(self, X):
+            return super().predict(features_to_triplets(X, getattr(self, "n_objects_", None)))
+
+        def decision_function(self, X):
+            return super().decision_function(features_to_triplets(X, getattr(self, "n_objects_", None)))
+
+        def score(self, X, y=None, sample_weight=None):
+            return super().score(features_to_triplets(X, getattr(self, "n_objects_", None)))
+
+    TripletAdapted.__name__ = TripletAdapted.__qualname__ = cls.__name__
+    return TripletAdapted(**{"n_components": 2, "random_state": 0, **FAST.get(name, {})})
+
+
+# Checks that cannot hold for comparison input (cblearn skips the same kinds):
+NOT_FOR_COMPARISONS = {
+    "check_estimators_nan_inf": "features are only used to answer triplets",
+    "check_estimator_sparse_array": "comparisons are not a sparse feature matrix",
+    "check_estimator_sparse_matrix": "comparisons are not a sparse feature matrix",
+    "check_estimator_sparse_data": "comparisons are not a sparse feature matrix",
+    "check_estimator_sparse_tag": "comparisons are not a sparse feature matrix",
+    "check_n_features_in": "the input has no features: n_features_in_ means nothing",
+    "check_n_features_in_after_fitting": "the input has no features",
+    "check_fit2d_1sample": "one object forms no triplet (refused with its own message)",
+    "check_fit2d_1feature": "features are only used to answer triplets",
+    "check_fit2d_predict1d": "a query is a row of indices, not a sample",
+    "check_methods_subset_invariance": "an embedding is of all objects together, not per sample",
+    "check_methods_sample_order_invariance": "an embedding is of all objects together, not per sample",
+    "check_transformer_general": "transform returns the fitted embedding of the objects",
+    "check_transformer_data_not_an_array": "transform returns the fitted embedding of the objects",
+    "check_transformer_preserve_dtypes": "the embedding is float64 whatever the comparisons' dtype",
+    "check_fit_check_is_fitted": "the adapter refits on sampled triplets",
+    "check_estimators_empty_data_messages": "empty comparisons are refused with roembed's own message",
+    "check_pipeline_consistency": "a pipeline would transform the features, not comparisons",
+    "check_dict_unchanged": "predict takes triplets, not samples",
+    "check_dont_overwrite_parameters": "the adapter subclass is not the estimator",
+    "check_estimators_pickle": "the adapter class is local to the test",
+    "check_readonly_memmap_input": "the adapter copies the input into triplets",
+    "check_f_contiguous_array_estimator": "the adapter copies the input into triplets",
+    "check_estimators_overwrite_params": "the adapter subclass is not the estimator",
+    "check_positive_only_tag_during_fit": "features are only used to answer triplets",
+    "check_sample_weights_shape": "weights are per comparison; the adapter's samples are objects",
+    "check_sample_weight_equivalence_on_dense_data": "weights are per comparison, not per object",
+    "check_all_zero_sample_weights_error": "weights are per comparison, not per object",
+}
+SKLEARN_CHECKED = [n for n in ESTIMATORS if n != "robust-cv"]  # robust-cv: robust's checks, times a grid
+
+
+@parametrize_with_checks([adapted(name) for name in SKLEARN_CHECKED])
+def test_scikit_learn_checks(estimator, check):
+    name = getattr(check, "func", check).__name__
+    if name in NOT_FOR_COMPARISONS:
+        pytest.skip(NOT_FOR_COMPARISONS[name])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
