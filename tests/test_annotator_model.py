@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from roembed.annotator_model import fit_annotator_types, fit_crowd, likelihood_loss
+from roembed.annotator_model import crowd_reliability, fit_annotator_types, fit_crowd, likelihood_loss
 from roembed.annotators import benjamini_hochberg, chance_tests
 from roembed.data import Comparisons
+from roembed.estimators.competitors import TSTE
 from roembed.estimators.robust import RobustOrdinalEmbedding
 from roembed.experiments import make_synthetic
 from roembed.losses import SquaredHinge, TStudent
@@ -151,3 +152,37 @@ def test_benjamini_hochberg_known_values():
     p = np.array([0.01, 0.04, 0.03, 0.5])
     np.testing.assert_allclose(benjamini_hochberg(p), [0.04, 0.16 / 3, 0.16 / 3, 0.5])  # min over ranks >= i of p * 4 / rank
     assert benjamini_hochberg(np.array([1.0, 1.0])).tolist() == [1.0, 1.0]
+
+
+def coordinated_inverters(seed=5, n=150, n_queries=300, n_honest=12, n_inverters=16):
+    """Honest annotators (10% slips) answer every query; inverters all answer the first half reversed,
+    outvoting the honest ones there (40% of the responses)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    q = np.array([t for t in rng.integers(0, n, size=(3 * n_queries, 3)) if len(set(t)) == 3])[:n_queries]
+    d_near, d_far = quadruplet_distances(X, q[:, [0, 1, 0, 2]])
+    truth = np.where((d_near < d_far)[:, None], q, q[:, [0, 2, 1]])
+    rows, who = [], []
+    for a in range(n_honest):
+        slip = rng.random(len(q)) < 0.1
+        rows.append(np.where(slip[:, None], truth[:, [0, 2, 1]], truth))
+        who += [a] * len(q)
+    for a in range(n_inverters):
+        rows.append(truth[: len(q) // 2][:, [0, 2, 1]])
+        who += [100 + a] * (len(q) // 2)
+    return Comparisons(np.vstack(rows), n_objects=n, annotator=np.array(who)), X
+
+
+def test_coordinated_inverters_need_the_crowd_start():
+    C, _ = coordinated_inverters()
+    graph = C.aggregate()
+    rho = crowd_reliability(graph)
+    ids = np.unique(C.annotator)
+    assert (rho[ids < 100] > 0.5).all() and (rho[ids >= 100] < -0.9).all()
+    loss = TStudent(alpha=1.0)
+    plain = TSTE(2, random_state=0).fit(C)
+    from_plain = fit_annotator_types(graph, plain.embedding_, loss)
+    assert (from_plain.posterior.loc[100:, "follows"] > 0.5).all()  # a local minimum: the fakes "follow"
+    crowd = fit_crowd(graph, loss, 0.1 * np.random.default_rng(0).standard_normal((C.n_objects, 2)))
+    assert (crowd.posterior.loc[100:, "inverts"] > 0.95).all() and (crowd.posterior.loc[:99, "follows"] > 0.95).all()
+    assert crowd.objective_history[-1] < from_plain.objective_history[-1]

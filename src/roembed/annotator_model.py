@@ -176,7 +176,7 @@ class _TypeModel:
 def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float = 0.0,
                         prior_counts=(2.0, 1.5, 1.5), max_rounds: int = 30, tol: float = 1e-5,
                         step_iter: int = 100, step_tol: float = 1e-6, gold=None,
-                        gold_error: float = 0.05) -> AnnotatorTypes:
+                        gold_error: float = 0.05, initial_posterior=None) -> AnnotatorTypes:
     """Generalised EM for the annotator-type model (see the module docstring) from the embedding ``X0``.
 
     Parameters
@@ -191,6 +191,9 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     step_iter, step_tol : L-BFGS iterations and tolerance of each M-step on ``X``.
     gold : (m,) array of 1 / 0 / NaN, optional: known-answer responses (see the module docstring).
     gold_error : probability that an annotator who follows still gets a gold question wrong.
+    initial_posterior : (A, 3) array, optional
+        Type probabilities (annotators in sorted id order) used instead of the first E-step: another
+        starting point for the same objective (``objective_history`` then starts after round 1).
     """
     if graph.comparisons.annotator is None:
         raise ValueError("annotator types need comparisons with annotator ids")
@@ -211,12 +214,18 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     history = [model.objective(X, prior)]
     converged, n_iter, rounds = False, 0, 0
     for rounds in range(1, max_rounds + 1):
-        q = model.e_step(X, prior)
+        if rounds == 1 and initial_posterior is not None:
+            q = np.asarray(initial_posterior, dtype=np.float64)
+            if q.shape != (len(model.ids), 3):
+                raise ValueError(f"initial_posterior must have shape {(len(model.ids), 3)}, got {q.shape}")
+            history = []
+        else:
+            q = model.e_step(X, prior)
         prior = model.m_step_prior(q)
         X, it = model.m_step_embedding(X, q, step_iter, step_tol)
         n_iter += it
         history.append(model.objective(X, prior))
-        if history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
+        if len(history) >= 2 and history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
             converged = True
             break
     q = model.e_step(X, prior)
@@ -232,18 +241,95 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
 
 
 
+def crowd_reliability(graph: ComparisonGraph, n_iter: int = 200) -> np.ndarray:
+    r"""Per annotator (sorted ids), a reliability in [-1, 1] from agreement with the other annotators alone.
+
+    With :math:`M_{aq} = \sum_{r \in a, q} \pm w_r` (+ for the query's first direction, - for the
+    other) and :math:`S = M M^T - \mathrm{diag}(M M^T)`, one-coin workers with reliability
+    :math:`\rho_a` (1 follows, 0 random, -1 inverts) give :math:`E[S_{ab}] = n_{ab}\rho_a\rho_b`
+    (``n_ab`` shared queries): a rank-one matrix whose leading eigenvector ``v`` has the signs of
+    :math:`\rho` (Ghosh, Kale & McAfee 2011; Dalvi et al. 2013).  Oriented so that most responses
+    come from annotators with ``v > 0`` (the crowd is mostly honest), the signs weight the crowd's
+    votes, and each annotator's reliability is their agreement with the others' signed votes,
+    :math:`\hat\rho_a = \sum_q M_{aq} m_{-a,q} / \sum_q |M_{aq}|\,|m_{-a,q}|` with
+    :math:`m_{-a,q} = \sum_{b \ne a} \mathrm{sign}(v_b) M_{bq}` (0 for an annotator who shares no
+    query with anybody).  It needs no embedding, so it separates a coordinated group of inverters
+    from the crowd even where an embedding fitted to everyone has bent toward them.
+    """
+    from scipy.sparse import csr_matrix
+
+    responses = graph.comparisons
+    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
+    who = who.reshape(-1)
+    edge = np.asarray(graph.response_edge)
+    query = np.asarray(graph.edge_query)[edge]
+    sign = np.where(edge == query, 1.0, -1.0) * np.asarray(responses.weight, float)
+    M = csr_matrix((sign, (who, query)), shape=(len(ids), len(graph)))
+    M.sum_duplicates()
+    diag = np.asarray(M.multiply(M).sum(axis=1)).ravel()
+    shift = diag.max() if len(diag) else 0.0
+    v = np.ones(len(ids)) / np.sqrt(max(len(ids), 1))
+    for _ in range(n_iter):  # power iteration on S + shift * I (positive semi-definite, same eigenvectors)
+        u = M @ (M.T @ v) - diag * v + shift * v
+        norm = np.linalg.norm(u)
+        if norm == 0:
+            return np.zeros(len(ids))
+        u /= norm
+        converged = np.abs(u - v).max() < 1e-9
+        v = u
+        if converged:
+            break
+    counts = np.bincount(who, weights=np.abs(responses.weight), minlength=len(ids))
+    signs = np.sign(v)
+    if np.dot(counts, signs) < 0:
+        signs = -signs
+    crowd = np.asarray(M.T @ signs).ravel()  # signed votes per query
+    others = crowd[None, :] - signs[:, None] * M.toarray() if len(ids) * len(graph) <= 5e7 else None
+    if others is None:  # large: the same, one annotator at a time over their own queries only
+        rho = np.zeros(len(ids))
+        for a in range(len(ids)):
+            row = M.getrow(a)
+            o = crowd[row.indices] - signs[a] * row.data
+            den = np.abs(row.data) @ np.abs(o)
+            rho[a] = row.data @ o / den if den > 0 else 0.0
+        return rho
+    Md = M.toarray()
+    den = (np.abs(Md) * np.abs(others)).sum(axis=1)
+    return np.where(den > 0, (Md * others).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
+
+
 def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, gold=None, max_iter: int = 1000,
               tol: float = 1e-6, **em) -> AnnotatorTypes:
-    """The annotator stage of :class:`~roembed.RobustOrdinalEmbedding`: a plain fit of the likelihood
-    ``loss`` from ``X0`` (every response counted), then :func:`fit_annotator_types` from there."""
+    """The annotator stage of :class:`~roembed.RobustOrdinalEmbedding`: the EM of
+    :func:`fit_annotator_types` from two starting points, keeping the one with the lower objective ``J``.
+
+    1. A plain fit of the likelihood ``loss`` from ``X0`` (every response counted), then EM.
+    2. EM from the same embedding, with the first round's type probabilities those that start 1
+       ended with, except that annotators it found following but whom the other annotators
+       contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting.  This start matters
+       when fakes are coordinated and numerous enough that the plain fit bends toward them (on
+       THINGS with 25% inverting fakes, start 1 ends in a local minimum of ``J`` where the fakes
+       "follow").  It is skipped when there is no such annotator.  (Starting from ``rho`` itself
+       was tried: there ``J`` preferred an embedding bent to fit a third of the random fakes.)
+    """
     from .solvers import minimize_embedding
 
     plain = EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1],
                           np.asarray(graph.votes, float) / float(np.sum(graph.votes)), len(graph.pairs))
     result = minimize_embedding(plain, PairDistances(graph.pairs, graph.n_objects), np.asarray(X0, float),
                                 alpha=alpha, max_iter=max_iter, tol=tol, method="two-loop")
-    types = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
-    types.n_iter += result.n_iter
-    return types
+    best = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
+    n_iter = result.n_iter + best.n_iter
+    q0 = best.posterior[list(TYPES)].to_numpy().copy()
+    switch = (crowd_reliability(graph) < 0) & (q0[:, 0] > 0.5)
+    if switch.any():
+        q0[switch] = (0.0, 1.0, 0.0)
+        other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, initial_posterior=q0, **em)
+        n_iter += other.n_iter
+        if other.objective_history[-1] < best.objective_history[-1]:
+            best = other
+    best.n_iter = n_iter
+    return best
 
-__all__ = ["AnnotatorTypes", "fit_annotator_types", "fit_crowd", "likelihood_loss", "TYPES"]
+
+__all__ = ["AnnotatorTypes", "crowd_reliability", "fit_annotator_types", "fit_crowd", "likelihood_loss", "TYPES"]

@@ -55,7 +55,7 @@ from sklearn.model_selection import check_cv
 from ..annotator_model import fit_crowd, likelihood_loss
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
-from ..losses import Sigmoid, get_loss
+from ..losses import CrowdKernel, Sigmoid, TStudent, get_loss
 from ..model_selection import GroupedKFold
 from ..objective import PairDistances
 from .base import check_param, edge_objective
@@ -257,7 +257,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         self.annotator_types_ = None
         if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
             return graph, start
-        crowd = fit_crowd(graph, likelihood_loss(self._loss(), self.n_components), start, alpha=self._alpha(),
+        loss = likelihood_loss(self._loss(), self.n_components)
+        crowd = fit_crowd(graph, loss, start, alpha=likelihood_alpha(loss) if self.alpha == "auto" else self.alpha,
                           gold=self._gold)
         self.annotator_types_ = crowd.posterior
         self._stage_iter = crowd.n_iter
@@ -282,6 +283,14 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 raise ValueError(f"init has shape {X.shape}, expected {(graph.n_objects, self.n_components)}")
             return X.copy()
         return super()._initial_embedding(graph)
+
+
+def likelihood_alpha(loss) -> float:
+    """The default ridge of the plain estimator with this likelihood loss (t-STE 0: a ridge tuned for
+    SOE shrinks a t-STE embedding until its probabilities say nothing about the annotators)."""
+    from .competitors import CKL, STE, TSTE
+
+    return {TStudent: TSTE, CrowdKernel: CKL}.get(type(loss), STE).default_alpha
 
 
 def _fit_score(estimator, train, validation):

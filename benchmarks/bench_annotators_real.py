@@ -1,0 +1,269 @@
+"""Fake annotators injected into real crowd data: does the default fit shrug them off?
+
+Data: the THINGS odd-one-out set (``things-odd-one-out-repeated``: 20,000 answers on 1,000
+object triples by 325 participants, each answer two triplets).  Per draw, 20% of the real
+queries are held out (:func:`roembed.model_selection.holdout_split`, grouped by query);
+the test set is the real annotators' answers to them.  Fake annotators then answer the
+training questions, 50 answers each (every one on a training query), in one of three ways:
+
+* ``spammer``: the odd one uniformly at random;
+* ``inverter``: the object the real crowd chose *least* often as the odd one (always wrong);
+* ``lazy``: always the same screen position (drawn per worker), whatever is shown.
+
+Fakes make up 10% or 25% of the training answers.  Per cell, on the same training data:
+plain t-STE and CKL in roembed and in cblearn 0.4 (when importable, on the draws
+``--cblearn-seeds``: run with the cblearn environment; "best plain" is the best of them on the
+*test* set, a favourable choice for them),
+the default ``RobustOrdinalEmbedding``, dropping the default fit's ``suspect`` annotators
+and refitting t-STE, and the oracle (t-STE on the real training answers only).  Also the
+suspect rule's recall per kind of fake and the share of real annotators among the flagged
+(FDR), and the default fit's time over a plain roembed t-STE fit in the same process.
+
+Why the split is by query and not by object triple: each THINGS object occurs in about two
+of the 1,000 triples, so a held-out triple's objects are almost unconstrained by the rest
+and every method scores near chance (t-STE 0.52 on held-out triples at p = 2); held-out
+*queries* keep the other query of the same answer in training, so the test asks whether the
+fit reproduces what real people answered, which is what fakes distort.
+
+Prints the table and writes JSON (``--out``, default benchmarks/out/annotators_real.json).
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+THINGS = REPO.parent / "shared/data/things-odd-one-out-repeated"
+FAKE_ID = 10_000  # fake annotators get ids from here on (real ids are at most 336)
+KINDS = ("spammer", "inverter", "lazy")
+
+
+def read_answers(path: Path):
+    """The real comparisons over all 1,854 THINGS objects and the raw answer table (0-based)."""
+    from roembed.data.datasets import load_things
+
+    comparisons = load_things(path, objects="all")
+    table = pd.read_csv(path / "test_triplets.csv", sep="\t", header=None).to_numpy()
+    shown, odd, who = table[:, :3] - 1, table[:, 3] - 1, table[:, 4]
+    return comparisons, shown, odd, who
+
+
+def fake_answers(kind: str, n_fakes: int, per_fake: int, shown, odd, allowed, rng, first_id: int):
+    """``(shown, odd position, annotator)`` of ``n_fakes`` fake workers of one kind.
+
+    Each answers ``per_fake`` distinct triples, seen in the order of a random real showing;
+    ``allowed(shown, position)`` says whether an answer stays on training queries.
+    """
+    key = np.sort(shown, axis=1)
+    triples, inverse = np.unique(key, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    # how often the real crowd chose each object of a triple as the odd one
+    odd_obj = shown[np.arange(len(shown)), odd]
+    chosen = np.zeros((len(triples), 3))
+    for slot in range(3):
+        chosen[:, slot] = np.bincount(inverse, weights=(odd_obj == triples[inverse, slot]), minlength=len(triples))
+    rows_of = pd.Series(np.arange(len(shown))).groupby(inverse).apply(np.asarray).to_dict()
+    out_shown, out_odd, out_who = [], [], []
+    for f in range(n_fakes):
+        position = rng.integers(3)
+        kept = 0
+        for t in rng.permutation(len(triples)):
+            show = shown[rng.choice(rows_of[t])]
+            if kind == "spammer":
+                pos = rng.integers(3)
+            elif kind == "lazy":
+                pos = position
+            else:
+                counts = chosen[t][np.searchsorted(triples[t], show)]
+                pos = rng.choice(np.flatnonzero(counts == counts.min()))
+            if not allowed(show, pos):
+                continue
+            out_shown.append(show)
+            out_odd.append(pos)
+            out_who.append(first_id + f)
+            kept += 1
+            if kept == per_fake:
+                break
+    return np.asarray(out_shown), np.asarray(out_odd), np.asarray(out_who)
+
+
+def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2):
+    """The real train/test split of one draw and, per (kind, rate), the training set with fakes."""
+    from roembed.data import Comparisons
+    from roembed.data.convert import from_odd_one_out
+    from roembed.model_selection import holdout_split
+
+    real, shown, odd, who = read_answers(path)
+    train, test = holdout_split(real, holdout, random_state=seed)
+    test_keys = set(query_keys(test.quadruplets, real.n_objects).tolist())
+
+    def allowed(show, pos):
+        twin = from_odd_one_out(show[None], [pos], n_objects=real.n_objects).quadruplets
+        return not any(k in test_keys for k in query_keys(twin, real.n_objects).tolist())
+
+    cells = {("none", 0.0): train}
+    n_real = len(who)
+    for kind in KINDS:
+        for rate in rates:
+            rng = np.random.default_rng([seed, KINDS.index(kind), int(rate * 1000)])
+            n_fakes = int(round(rate / (1 - rate) * n_real / per_fake))
+            s, o, a = fake_answers(kind, n_fakes, per_fake, shown, odd, allowed, rng, first_id=FAKE_ID)
+            fakes = from_odd_one_out(s, o, annotator=a, n_objects=real.n_objects, object_names=real.object_names)
+            cells[(kind, rate)] = Comparisons.concat([train, fakes])
+    used = np.unique(np.concatenate([c.used_objects for c in cells.values()] + [test.used_objects]))
+    return {k: keep_objects(c, used) for k, c in cells.items()}, keep_objects(test, used)
+
+
+def query_keys(quads, n_objects: int) -> np.ndarray:
+    """One integer per row, shared by both directions of a comparison (its query)."""
+    from roembed.data.comparisons import canonical_quadruplets
+
+    def code(q):
+        q = canonical_quadruplets(q)
+        return ((q[:, 0] * n_objects + q[:, 1]) * n_objects + q[:, 2]) * n_objects + q[:, 3]
+
+    quads = np.asarray(quads)
+    return np.minimum(code(quads), code(quads[:, [2, 3, 0, 1]]))
+
+
+def keep_objects(comparisons, used):
+    """The same responses over the objects ``used`` only (renumbered in order)."""
+    from roembed.data import Comparisons
+
+    index = np.full(comparisons.n_objects, -1, dtype=np.int64)
+    index[used] = np.arange(len(used))
+    names = None if comparisons.object_names is None else [comparisons.object_names[o] for o in used]
+    return Comparisons(index[comparisons.quadruplets], n_objects=len(used), weight=comparisons.weight,
+                       annotator=comparisons.annotator, object_names=names)
+
+
+def timed(fit):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        est = fit()
+        return est, time.perf_counter() - start
+
+
+def score(X, test) -> float:
+    from roembed.objective import quadruplet_distances
+
+    d_near, d_far = quadruplet_distances(X, test.quadruplets)
+    return float(np.average(d_near < d_far, weights=test.weight))
+
+
+def plain_fits(train, test, p: int, seed: int, with_cblearn: bool) -> dict:
+    """Test accuracy (and fit seconds) of the plain losses in roembed and cblearn."""
+    from roembed import CKL, TSTE
+
+    out = {}
+    for name, cls in (("tste", TSTE), ("ckl", CKL)):
+        est, sec = timed(lambda: cls(p, random_state=seed).fit(train))
+        out[f"roembed_{name}"], out[f"roembed_{name}_s"] = score(est.embedding_, test), sec
+    if with_cblearn:
+        import cblearn.embedding as cbe
+
+        for name, cls in (("tste", cbe.TSTE), ("ckl", cbe.CKL)):
+            est, sec = timed(lambda: cls(p, random_state=seed).fit(train.triplets, n_objects=train.n_objects))
+            out[f"cblearn_{name}"], out[f"cblearn_{name}_s"] = score(est.embedding_, test), sec
+    return out
+
+
+def cell_run(train, test, kind: str, rate: float, p: int, seed: int, oracle: float, with_cblearn: bool) -> dict:
+    """Every method on one training set with fakes of one kind (``kind="none"``: without fakes)."""
+    from roembed import TSTE, RobustOrdinalEmbedding
+
+    row = {"kind": kind, "rate": rate, "seed": seed, "n_train": len(train), "oracle": oracle}
+    row.update(plain_fits(train, test, p, seed, with_cblearn))
+    plain = [row[k] for k in ("roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl") if k in row]
+    row["best_plain"] = max(plain)
+    est, sec = timed(lambda: RobustOrdinalEmbedding(p, random_state=seed).fit(train))
+    row["default"], row["default_s"] = score(est.embedding_, test), sec
+    row["time_ratio"] = sec / row["roembed_tste_s"]
+    table = est.annotators_
+    flagged = table.loc[table["suspect"], "annotator"].to_numpy()
+    fake_ids = np.unique(train.annotator[train.annotator >= FAKE_ID])
+    real_flagged = int((flagged < FAKE_ID).sum())
+    row["n_fakes"], row["n_flagged"], row["real_flagged"] = len(fake_ids), len(flagged), real_flagged
+    row["recall"] = float(np.isin(fake_ids, flagged).mean()) if len(fake_ids) else None
+    row["fdr"] = real_flagged / len(flagged) if len(flagged) else 0.0
+    row["real_flagged_share"] = real_flagged / int((table["annotator"] < FAKE_ID).sum())
+    kept = ~np.isin(train.annotator, flagged)
+    refit, _ = timed(lambda: TSTE(p, random_state=seed).fit(train[kept]))
+    row["drop_suspects"] = score(refit.embedding_, test)
+    gap = row["oracle"] - row["best_plain"]
+    row["gap"] = gap
+    row["gap_closed"] = (row["default"] - row["best_plain"]) / gap if gap > 0 else None
+    return row
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    frame = pd.DataFrame(rows)
+    cols = ["best_plain", "roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl", "default", "drop_suspects",
+            "oracle", "gap", "gap_closed", "default_minus_best_plain", "recall", "fdr", "real_flagged_share",
+            "n_fakes", "time_ratio", "roembed_tste_s", "default_s"]
+    frame["default_minus_best_plain"] = frame["default"] - frame["best_plain"]
+    cols = [c for c in cols if c in frame]
+    summary = []
+    for (kind, rate), group in frame.groupby(["kind", "rate"], sort=False):
+        med = group[cols].apply(pd.to_numeric, errors="coerce").median(skipna=True)
+        row = {"cell": f"{kind} {rate:.0%}" if rate else "no fakes", "draws": len(group)}
+        row.update({c: (None if pd.isna(v) else float(v)) for c, v in med.items()})
+        row["worst_default_minus_best_plain"] = float(group["default_minus_best_plain"].min())
+        summary.append(row)
+    return summary
+
+
+COLUMNS = {"cell": "", "draws": "d", "best_plain": ".4f", "roembed_tste": ".4f", "roembed_ckl": ".4f",
+           "cblearn_tste": ".4f", "cblearn_ckl": ".4f", "default": ".4f", "drop_suspects": ".4f", "oracle": ".4f",
+           "gap_closed": ".2f", "default_minus_best_plain": "+.4f", "worst_default_minus_best_plain": "+.4f",
+           "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "time_ratio": ".1f"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=THINGS)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--rates", type=float, nargs="+", default=[0.1, 0.25])
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--per-fake", type=int, default=50, help="answers per fake annotator")
+    parser.add_argument("--dim", type=int, default=2)
+    parser.add_argument("--cblearn-seeds", type=int, nargs="*", default=[0],
+                        help="draws on which cblearn is fitted too (its t-STE takes minutes here)")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/out/annotators_real.json")
+    args = parser.parse_args()
+    with_cblearn = bool(args.cblearn_seeds)
+    if with_cblearn:
+        try:
+            import cblearn  # noqa: F401
+        except ImportError:
+            print("cblearn not importable: plain fits in roembed only (run with the cblearn environment)")
+            with_cblearn = False
+    from roembed import TSTE
+    from _results import finish
+
+    rows = []
+    for seed in args.seeds:
+        cells, test = make_draw(args.data, seed, args.rates, args.per_fake)
+        clean = cells[("none", 0.0)]
+        oracle_fit, _ = timed(lambda: TSTE(args.dim, random_state=seed).fit(clean))
+        oracle = score(oracle_fit.embedding_, test)
+        for (kind, rate), train in cells.items():
+            if kind != "none" and kind not in args.kinds:
+                continue
+            row = cell_run(train, test, kind, rate, args.dim, seed, oracle, with_cblearn and seed in args.cblearn_seeds)
+            rows.append(row)
+            print(f"seed {seed} {kind} {rate:.0%}: best plain {row['best_plain']:.4f} default {row['default']:.4f} "
+                  f"drop {row['drop_suspects']:.4f} oracle {oracle:.4f} recall {row['recall']} fdr {row['fdr']:.2f} "
+                  f"time x{row['time_ratio']:.1f}", flush=True)
+    loadavg = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else None
+    finish(args.out, args, rows, summarise(rows), COLUMNS, loadavg=loadavg)
+
+
+if __name__ == "__main__":
+    main()
