@@ -45,10 +45,10 @@ L-BFGS step satisfies the Armijo decrease condition, and a failed line search ke
 sequence of values converges; the loop stops when its relative decrease falls below ``tol``.
 ``objective_history`` records ``J`` after every round (tested to be non-increasing).
 
-What the later stages get: the responses re-weighted by their annotator's probability of
-following, :math:`w_r q_{a(r)F}`, so random and inverting annotators drop out of the robust
-fit that follows; the inverters' information enters through the embedding this stage returns,
-which the later stages start from.
+What the later stages of :class:`~roembed.RobustOrdinalEmbedding` get: the responses
+re-weighted by their annotator's probability of following, :math:`w_r q_{a(r)F}`, so random
+and inverting annotators drop out of the robust fit that follows (the inverters' answers,
+reversed, inform only this stage's embedding).
 
 Known-answer (gold) questions: ``gold`` gives one value per response: 1 (a known-answer
 question answered correctly), 0 (answered wrongly) or NaN (an ordinary question).  A gold

@@ -132,9 +132,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         Ridge of the refinement stage.
     annotators : "auto" or None
         "auto": when the responses carry ids of two or more annotators, a first stage estimates each
-        annotator's type (follows the embedding, inverts it, answers at random) jointly with the
-        embedding (:func:`roembed.annotator_model.fit_crowd`); the later stages start from its embedding
-        and weight each response by its annotator's probability of following (``annotator_types_``).
+        annotator's type (follows the embedding, inverts it, answers at random) jointly with an
+        embedding (:func:`roembed.annotator_model.fit_crowd`); the later stages weight each response
+        by its annotator's probability of following (``annotator_types_``).
         None ignores annotator ids in the fit (they are still reported in ``annotators_``).
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
 
@@ -226,7 +226,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """Annotator types (when ids exist), plain fit (warm start, and the margins for ``lam="auto"``),
         then the robust fit from there."""
         distances = PairDistances(graph.pairs, graph.n_objects)
-        graph, self._warm_start = self._annotator_stage(graph)
+        graph = self._annotator_stage(graph)
+        self._warm_start = self._start(graph)
         auto, plain_iter = isinstance(self.lam, str), 0
         if auto or (isinstance(self.init, str) and self.init == "plain"):
             plain = self._objective(graph, caps=None)
@@ -248,21 +249,22 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         _, _, gamma = self._objective(graph).evaluate(d)
         self._store_outliers(gamma)
 
-    def _annotator_stage(self, graph: ComparisonGraph):
-        """``(graph, start)`` for the later stages: with annotator ids (and ``annotators="auto"``), the
-        responses re-weighted by their annotator's probability of following the embedding and the
-        annotator model's embedding (:func:`roembed.annotator_model.fit_crowd`); else as given."""
-        start = self._start(graph)
-        ids = graph.comparisons.annotator
+    def _annotator_stage(self, graph: ComparisonGraph) -> ComparisonGraph:
+        """The graph the later stages fit: with annotator ids (and ``annotators="auto"``), the responses
+        re-weighted by their annotator's probability of following the embedding
+        (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
+        later stages start where they would without the stage, so a crowd whose annotators all follow
+        gets the fit it would get without ids."""
         self.annotator_types_ = None
+        ids = graph.comparisons.annotator
         if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
-            return graph, start
+            return graph
         loss = likelihood_loss(self._loss(), self.n_components)
-        crowd = fit_crowd(graph, loss, start, alpha=likelihood_alpha(loss) if self.alpha == "auto" else self.alpha,
-                          gold=self._gold)
+        crowd = fit_crowd(graph, loss, self._start(graph), alpha=likelihood_alpha(loss) if self.alpha == "auto"
+                          else self.alpha, gold=self._gold)
         self.annotator_types_ = crowd.posterior
         self._stage_iter = crowd.n_iter
-        return graph.comparisons.with_weight(crowd.response_weight).aggregate(), crowd.embedding
+        return graph.comparisons.with_weight(crowd.response_weight).aggregate()
 
     def _refine(self, graph: ComparisonGraph, distances: PairDistances) -> None:
         """Third stage: the symmetric sigmoid loss with slope ``refine``, from the robust solution."""
