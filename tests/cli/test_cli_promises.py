@@ -331,3 +331,21 @@ def test_several_compressed_latin_1_files_with_ties_and_extra_columns(clean_vote
     assert "José" in set(annotators["annotator"])
     outliers = pd.read_csv(tmp_path / "o" / "outliers.csv")
     assert {"sampler", "tie"} <= set(outliers.columns)
+
+
+def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
+    import roembed.cli._report as report
+    from roembed.solvers.lbfgs import _OBSERVERS
+
+    now = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    with report.progress(True, "fit soe", every=5.0):
+        observers = _OBSERVERS.get()
+        assert len(observers) == 1
+        for it in range(1, 301):  # 300 iterations over 12 s: a line after 1 s, then every 5 s
+            now[0] += 0.04
+            observers[0](it, 1.0 / it)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("fit soe: ") for line in lines)
+    assert lines[0] == "fit soe: 25 iterations, 25 it/s, objective 0.04"
+    assert "\r" not in capsys.readouterr().err
