@@ -66,3 +66,18 @@ def test_the_same_thread_count_gives_the_same_bits(graph):
     X = np.random.default_rng(2).standard_normal((graph.n_objects, 4))
     first, second = (objective.embedding_value_and_grad(X, distances, threads=2) for _ in range(2))
     assert first[0] == second[0] and np.array_equal(first[1], second[1])
+
+
+@pytest.mark.parametrize("loss", ["soe", "tste", "roe"])
+def test_margins_and_shifts_from_the_embedding_match_the_pair_form(graph, loss):
+    objective = edge_objective(graph, get_loss(loss), graph.votes / graph.votes.sum(), 0.3, two_sided=True)
+    objective.chunk = 50
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(4).standard_normal((graph.n_objects, 3))
+    d = distances.from_embedding(X)
+    np.testing.assert_allclose(objective.embedding_margins(X, distances), objective.margins(d), rtol=1e-12)
+    np.testing.assert_allclose(objective.embedding_margins(X, distances, step=7), objective.margins(d)[::7],
+                               rtol=1e-12)
+    np.testing.assert_allclose(objective.embedding_shifts(X, distances), objective.evaluate(d)[2], atol=1e-12)
+    objective.cap = None
+    assert objective.embedding_shifts(X, distances) is None

@@ -55,7 +55,7 @@ def pair_distance_adjoint(X, a, b, g, out):
 @numba.njit(cache=True, nogil=True)
 def counting_sort(keys, order, n_keys, out):
     """Writes ``order`` stably sorted by ``keys[order]`` (values in ``[0, n_keys)``) to ``out``; returns ``out``."""
-    start = np.zeros(n_keys + 1, np.int64)
+    start = np.zeros(n_keys + 1, out.dtype)  # int32 positions when ``out`` is int32
     for t in range(order.shape[0]):
         start[keys[order[t]] + 1] += 1
     for k in range(n_keys):
@@ -85,19 +85,18 @@ def sorted_pair_slots(quads, lo, hi):
 
 @numba.njit(cache=True, nogil=True)
 def number_runs(order, first_key, second_key, ids):
-    """Numbers the runs of equal ``(first_key, second_key)`` along ``order``: ``ids[order[t]]``, 0, 1, ...;
-    returns the number of runs and ``order``'s position of each run's first element (``starts``, length runs + 1)."""
+    """Numbers the runs of equal ``(first_key, second_key)`` along ``order``: ``ids[order[t]]`` = 0, 1, ...;
+    returns the number of runs and each run's first element ``order[t]`` (in ``order``'s dtype)."""
     total = order.shape[0]
-    starts = np.empty(total + 1, np.int64)
+    first = np.empty(total, order.dtype)
     runs = 0
     for t in range(total):
         o = order[t]
         if t == 0 or first_key[o] != first_key[order[t - 1]] or second_key[o] != second_key[order[t - 1]]:
-            starts[runs] = t
+            first[runs] = o
             runs += 1
         ids[o] = runs - 1
-    starts[runs] = total
-    return runs, starts[: runs + 1].copy()
+    return runs, first[:runs].copy()
 
 
 # --- edge-wise distances and adjoints over a chunk of edges ----------------------------------------------
@@ -155,3 +154,51 @@ def scatter_add(out, index, values):
     for t in range(index.shape[0]):
         out[index[t]] += values[t]
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def reverse_edges(near, far, n_pairs, out):
+    """``out[c]``: the edge ``(far[c], near[c])`` for edges sorted by ``(near, far)``, or -1; returns ``out``."""
+    start = np.zeros(n_pairs + 1, np.int64)
+    for c in range(near.shape[0]):
+        start[near[c] + 1] += 1
+    for p in range(n_pairs):
+        start[p + 1] += start[p]
+    for c in range(near.shape[0]):
+        target, lo, hi = near[c], start[far[c]], start[far[c] + 1]
+        end = hi
+        while lo < hi:  # binary search of far == target among the edges whose near pair is far[c]
+            mid = (lo + hi) // 2
+            if far[mid] < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[c] = lo if lo < end and far[lo] == target else -1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@numba.njit(cache=True, nogil=True)
+def component_roots(rows, n):
+    """Connected components of ``n`` objects linked by sharing a row of ``rows`` (union-find, path halving):
+    each object's label is the smallest object of its component."""
+    parent = np.arange(n)
+    for r in range(rows.shape[0]):
+        a = _root(parent, rows[r, 0])
+        for col in range(1, rows.shape[1]):
+            b = _root(parent, rows[r, col])
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+                a = b
+    for o in range(n):
+        parent[o] = _root(parent, o)
+    return parent

@@ -192,6 +192,39 @@ class EdgeObjective:
                 shifts[sl] = gm
         return value, g_pair, shifts
 
+    def _objects(self, distances: PairDistances) -> np.ndarray:
+        if self.objects is None:
+            self.objects = np.stack([distances.a[self.near], distances.b[self.near],
+                                     distances.a[self.far], distances.b[self.far]], axis=1)
+        return self.objects
+
+    def embedding_margins(self, X: np.ndarray, distances: PairDistances, step: int = 1) -> np.ndarray:
+        """The margins ``s_c`` at the embedding ``X`` of the edges ``0, step, 2 step, ...``, chunk by chunk
+        (no per-pair array)."""
+        X, objects = distances._embedding(X), self._objects(distances)[::step]
+        out = np.empty(len(objects))
+        size = self.chunk or CHUNK
+        d_near, d_far = np.empty(size), np.empty(size)
+        for start in range(0, len(objects), size):
+            k = min(size, len(objects) - start)
+            edge_sq_distances(X, objects, start, d_near[:k], d_far[:k])
+            out[start: start + k] = self.loss.margin(d_near[:k], d_far[:k])[0]
+        return out
+
+    def embedding_shifts(self, X: np.ndarray, distances: PairDistances) -> np.ndarray | None:
+        """The outlier shifts ``gamma_c`` of every edge at the embedding ``X`` (None without caps)."""
+        if self.cap is None:
+            return None
+        X, objects = distances._embedding(X), self._objects(distances)
+        out = np.empty(len(self))
+        size = self.chunk or CHUNK
+        d_near, d_far = np.empty(size), np.empty(size)
+        for sl in self._slices():
+            k = sl.stop - sl.start
+            edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k])
+            out[sl] = self.terms(d_near[:k], d_far[:k], sl)[3]
+        return out
+
     def embedding_value_and_grad(self, X: np.ndarray, distances: PairDistances, threads: int | None = None):
         """``F(d(X))`` and ``dF/dX`` in one pass over the edges (NumPy; ``distances`` gives the pairs' objects).
 
@@ -202,11 +235,7 @@ class EdgeObjective:
         loss's arrays), each into its own gradient buffer, summed at the end; the result is the same
         for the same number of threads.
         """
-        X = distances._embedding(X)
-        if self.objects is None:
-            self.objects = np.stack([distances.a[self.near], distances.b[self.near],
-                                     distances.a[self.far], distances.b[self.far]], axis=1)
-        objects, n_edges = self.objects, len(self)
+        X, objects, n_edges = distances._embedding(X), self._objects(distances), len(self)
         threads = max(1, min(threads or default_threads(), -(-n_edges // (self.chunk or CHUNK))))
         bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
 

@@ -52,3 +52,27 @@ def test_index_arrays_are_int32_and_read_only():
         assert not array.flags.writeable, name
     assert graph.edges.dtype == np.int64 and not graph.edges.flags.writeable
     assert np.array_equal(graph.edge_quadruplets([2, 0]), graph.edges[[2, 0]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_object_groups_match_scipy_connected_components(seed):
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from roembed.data.diagnostics import object_groups
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    c = random_comparisons(rng, n, 25, triplets=bool(seed % 2))  # sparse: several groups, unused objects
+    q = c.quadruplets
+    adjacency = coo_matrix((np.ones(3 * len(q)), (np.repeat(q[:, 0], 3), q[:, 1:].reshape(-1))), shape=(n, n))
+    _, labels = connected_components(adjacency, directed=False)
+    groups = object_groups(c)
+    used = np.zeros(n, bool)
+    used[q.reshape(-1)] = True
+    assert np.array_equal(c.used_objects, np.unique(q))
+    assert np.all(groups[~used] == -1) and np.all(groups[used] >= 0)
+    for a in np.flatnonzero(used):  # same partition of the used objects
+        assert np.array_equal(groups[used] == groups[a], labels[used] == labels[a])
+    sizes = np.bincount(groups[used])
+    assert np.all(np.diff(sizes) <= 0)  # numbered by size, largest first

@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._kernels import counting_sort, number_runs, sorted_pair_slots
+from .._kernels import counting_sort, number_runs, reverse_edges, sorted_pair_slots
 from .validation import InvalidComparisonsError, RowLocator, check_quadruplets, check_weights, index_array
 
 
@@ -200,7 +200,9 @@ class Comparisons:
     @cached_property
     def used_objects(self) -> np.ndarray:
         """Sorted indices of the objects that occur in at least one comparison."""
-        return np.unique(self._quads)
+        used = np.zeros(self._n_objects, dtype=bool)
+        used[self._quads.reshape(-1)] = True
+        return np.flatnonzero(used)
 
     def object_index(self, names) -> np.ndarray:
         """Indices of the named objects (``object_names.index`` for many names at once)."""
@@ -353,17 +355,16 @@ class ComparisonGraph:
         slots = np.arange(2 * m, dtype=idx)
         slots = counting_sort(lo, counting_sort(hi, slots, n, np.empty_like(slots)), n, slots)
         slot_pair = np.empty(2 * m, idx)
-        n_pairs, starts = number_runs(slots, lo, hi, slot_pair)
-        first = slots[starts[:-1]]
+        n_pairs, first = number_runs(slots, lo, hi, slot_pair)
         self.pairs = _frozen(np.stack([lo[first], hi[first]], axis=1))
-        del lo, hi, slots, first, starts
+        del lo, hi, slots, first
         # edges: responses with the same (near pair, far pair)
         near, far = slot_pair[:m], slot_pair[m:]
         rows = np.arange(m, dtype=idx)
         rows = counting_sort(near, counting_sort(far, rows, n_pairs, np.empty_like(rows)), n_pairs, rows)
         response_edge = np.empty(m, idx)
-        n_edges, starts = number_runs(rows, near, far, response_edge)
-        first = rows[starts[:-1]]
+        n_edges, first = number_runs(rows, near, far, response_edge)
+        del rows
         self.edge_pairs = _frozen(np.stack([near[first], far[first]], axis=1))
         self.response_edge = _frozen(response_edge)
         self.votes = _frozen(np.bincount(response_edge, weights=comparisons.weight, minlength=n_edges))
@@ -392,11 +393,8 @@ class ComparisonGraph:
     @cached_property
     def reverse_edge(self) -> np.ndarray:
         """(E,) the opposite edge of each edge, -1 where nobody voted for it."""
-        n_pairs, ep = len(self.pairs), self.edge_pairs.astype(np.int64)
-        keys = ep[:, 0] * n_pairs + ep[:, 1]  # sorted, since edges are
-        rev_keys = ep[:, 1] * n_pairs + ep[:, 0]
-        pos = np.minimum(np.searchsorted(keys, rev_keys), len(keys) - 1)
-        return _frozen(np.where(keys[pos] == rev_keys, pos, -1).astype(self.response_edge.dtype))
+        near, far = np.ascontiguousarray(self.edge_pairs[:, 0]), np.ascontiguousarray(self.edge_pairs[:, 1])
+        return _frozen(reverse_edges(near, far, len(self.pairs), np.empty(len(self), self.response_edge.dtype)))
 
     n_objects = property(lambda self: self.comparisons.n_objects)
     object_names = property(lambda self: self.comparisons.object_names)

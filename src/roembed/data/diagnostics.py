@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from .._kernels import component_roots
 from .comparisons import ComparisonGraph, Comparisons
 
 __all__ = ["DataWarning", "object_groups", "data_problems", "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
@@ -41,15 +42,8 @@ def object_groups(comparisons: Comparisons) -> np.ndarray:
 
     Objects are linked when they occur in one comparison.
     """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    q = comparisons.quadruplets
     n = comparisons.n_objects
-    src = np.repeat(q[:, 0], 3)
-    dst = q[:, 1:].reshape(-1)
-    adjacency = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-    _, labels = connected_components(adjacency, directed=False)
+    labels = component_roots(comparisons.quadruplets, n)  # union-find: no n x n or 3m-entry sparse matrix
     used = np.zeros(n, bool)
     used[comparisons.used_objects] = True
     labels = np.where(used, labels, -1)
