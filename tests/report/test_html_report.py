@@ -78,7 +78,7 @@ def test_report_file_is_self_contained_and_lists_every_object(run_folder):
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page)  # scripts and styles inline (the browser test checks requests)
     assert "Bokeh" in page and len(page) > 500_000  # BokehJS itself is in the file
     for o in range(N):
-        assert f'<li data-object="{o}">item{o:02d}' in page
+        assert f'<li>item{o:02d}' in page
     summary = json.loads((run_folder / "summary.json").read_text())
     assert "report.html" in summary["files"]
 
@@ -205,3 +205,28 @@ def test_python_call_refuses_what_is_not_a_fit(tmp_path):
         write_report(object(), tmp_path / "x.html")
     with pytest.raises(RunFolderError):
         write_report(tmp_path, tmp_path / "x.html")
+
+
+def test_bootstrap_results_are_shown(fitted, run_folder, tmp_path):
+    from roembed.uncertainty import bootstrap
+
+    est, _ = fitted
+    result = bootstrap(est, est.graph_.comparisons, 4, fitted=est, random_state=0)
+    data = from_estimator(est, bootstrap=result)
+    assert np.allclose(data.objects["stability"], result.stability())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = result.flag_counts / result.present_counts
+    assert np.allclose(data.comparisons["flag_frequency"], expected, equal_nan=True)
+    intervals = result.annotators().set_index(result.annotators()["annotator"].astype(str))
+    row = data.annotators.iloc[0]
+    assert row["bootstrap_agreement_high"] == intervals.loc[row["annotator"], "agreement_high"]
+    page = write_report(est, tmp_path / "b.html", bootstrap=result).read_text(encoding="utf-8")
+    assert "flag freq." in page and "stability" in page
+    # the same tables beside a run folder (as roembed fit --bootstrap writes them) are read too
+    folder = copy_run(run_folder, tmp_path / "with-bootstrap")
+    result.objects().reset_index().to_csv(folder / "uncertainty.csv", index=False)
+    result.flag_frequency().to_csv(folder / "flag_frequency.csv", index=False)
+    read = read_run(folder)
+    assert np.allclose(read.objects["stability"], result.stability())
+    assert np.allclose(read.objects["axis_major"], result.objects()["axis_major"])
+    assert np.allclose(read.comparisons["flag_frequency"], expected, equal_nan=True)

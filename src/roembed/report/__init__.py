@@ -22,7 +22,7 @@ MAX_COMPARISONS = 1_000_000
 
 def write_report(source, path, *, labels=None, label_title: str | None = None, thumbnails=None, axes=None,
                  title: str | None = None, summary: dict | None = None, annotators=None, object_ids=None,
-                 max_comparisons: int = MAX_COMPARISONS) -> Path:
+                 bootstrap=None, max_comparisons: int = MAX_COMPARISONS) -> Path:
     """Writes the report of ``source`` (a fitted estimator, or a run folder) to ``path``.
 
     Parameters
@@ -47,12 +47,17 @@ def write_report(source, path, *, labels=None, label_title: str | None = None, t
         Annotator table to show instead of ``estimator.annotators_``.
     object_ids : array, optional
         The input's id of each fitted object, when only the used ids were fitted.
+    bootstrap : BootstrapResult, optional
+        :func:`roembed.uncertainty.bootstrap` of this fit: stability on hover, 90% regions
+        (p = 2), each comparison's flag frequency, annotators' bootstrap intervals.  A run
+        folder's bootstrap tables (``roembed fit --bootstrap``) are read from the folder.
     max_comparisons : int
         Above this many comparisons, keep each object's worst ones (noted in the report).
 
     Returns the path written (atomically).
     """
-    data = _data(source, labels=labels, summary=summary, annotators=annotators, object_ids=object_ids)
+    data = _data(source, labels=labels, summary=summary, annotators=annotators, object_ids=object_ids,
+                 bootstrap=bootstrap)
     if label_title:
         data.summary.setdefault("label_column", label_title)
     if thumbnails is not None:
@@ -77,8 +82,9 @@ def _data(source, **options) -> ReportData:
     if isinstance(source, ReportData):
         return source
     if isinstance(source, (str, Path)):
-        if options.get("summary") is not None or options.get("annotators") is not None:
-            raise TypeError("summary= and annotators= are for an estimator; a run folder has its own")
+        if any(options.get(k) is not None for k in ("summary", "annotators", "object_ids", "bootstrap")):
+            raise TypeError("summary=, annotators=, object_ids= and bootstrap= are for an estimator; "
+                            "a run folder has its own")
         data = read_run(source)
         if options.get("labels") is not None:
             data.objects["label"] = labels_column(options["labels"], len(data.objects))

@@ -35,9 +35,10 @@ class RunFolderError(ValueError):
 class ReportData:
     """Tables behind one report.
 
-    objects : ``object, name, label, n_responses, x1..xp`` and optionally ``stability``
-        and ``ellipse_width, ellipse_height, ellipse_angle`` (in the shown coordinates).
-    comparisons : ``edge, i, j, l, k, votes, opposing_votes, gamma, flagged`` (``d(i, j) < d(l, k)``).
+    objects : ``object, name, label, n_responses, n_comparisons, x1..xp`` and, from a bootstrap,
+        ``stability, dispersion, axis_major, axis_minor, angle`` (``OBJECT_EXTRAS``).
+    comparisons : ``edge, i, j, l, k, votes, opposing_votes, gamma, flagged`` (``d(i, j) < d(l, k)``;
+        ``i, j, l, k`` are rows of ``objects``) and, from a bootstrap, ``flag_frequency``.
     edge_annotators : ``edge, annotator`` pairs (position in ``comparisons``, annotator id as text), or None.
     annotators : the per-annotator table (``annotators.csv``), or None.
     summary : the run's ``summary.json`` (or what is known about an in-memory fit).
@@ -112,16 +113,24 @@ def comparison_table(estimator) -> pd.DataFrame:
 
 
 def from_estimator(estimator, *, labels=None, summary: dict | None = None,
-                   annotators: pd.DataFrame | None = None, object_ids=None) -> ReportData:
+                   annotators: pd.DataFrame | None = None, object_ids=None, bootstrap=None) -> ReportData:
     """The report's tables for a fitted estimator (``embedding_`` and ``graph_``).
 
     ``labels``: one category per object (e.g. a genre) to colour by; ``annotators``
-    overrides the estimator's ``annotators_`` table (e.g. a reweighting's final table).
+    overrides the estimator's ``annotators_`` table (e.g. a reweighting's final table);
+    ``bootstrap``: a :class:`roembed.uncertainty.BootstrapResult` of this fit, whose
+    stability, regions, flag frequencies and annotator intervals are shown.
     """
     objects = embedding_frame(estimator, object_ids, labels=[""] * len(estimator.embedding_) if labels is None
                               else labels)
     graph = estimator.graph_
-    comparisons = comparison_table(estimator).drop(columns=["annotators"], errors="ignore")
+    q = graph.edge_quadruplets()
+    gamma = getattr(estimator, "gamma_", None)
+    mask = getattr(estimator, "outlier_mask_", None)
+    comparisons = pd.DataFrame({"edge": np.arange(len(graph)), "i": q[:, 0], "j": q[:, 1], "l": q[:, 2], "k": q[:, 3],
+                                "votes": graph.votes, "opposing_votes": graph.opposing_votes,
+                                "gamma": np.zeros(len(graph)) if gamma is None else np.asarray(gamma, np.float64),
+                                "flagged": np.zeros(len(graph), bool) if mask is None else np.asarray(mask, bool)})
     pairs, table = None, None
     if graph.comparisons.annotator is not None:
         pairs = (pd.DataFrame({"edge": graph.response_edge, "annotator": _as_text(graph.comparisons.annotator)})
@@ -133,9 +142,17 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
     if summary is None:
         summary = {"estimator": type(estimator).__name__, "n_objects": int(estimator.embedding_.shape[0]),
                    "n_responses": len(graph.comparisons), "n_edges": len(graph),
+                   "n_outliers": None if mask is None else int(np.sum(mask)),
+                   "n_suspect_annotators": None if table is None or "suspect" not in table
+                   else int(table["suspect"].sum()),
                    "settings": {"estimator": {k: v for k, v in estimator.get_params().items()
                                               if np.isscalar(v) or v is None}}}
     objects["n_comparisons"] = comparisons_per_object(comparisons, len(objects))
+    if bootstrap is not None:
+        objects, comparisons, table = merge_bootstrap(
+            objects, comparisons, table, object_table=bootstrap.objects().reset_index(drop=True),
+            flag_frequency=bootstrap.flag_frequency() if bootstrap.flag_counts is not None else None,
+            annotator_intervals=bootstrap.annotators() if bootstrap.annotator_agreement is not None else None)
     return ReportData(objects=objects, comparisons=comparisons, edge_annotators=pairs, annotators=table,
                       summary=dict(summary))
 
@@ -225,6 +242,9 @@ def read_run(folder) -> ReportData:
         annotators["annotator"] = _as_text(annotators["annotator"])
     objects["n_comparisons"] = comparisons_per_object(comparisons, n)
     objects = _merge_object_extras(folder, objects)
+    objects, comparisons, annotators = merge_bootstrap(
+        objects, comparisons, annotators, flag_frequency=_read_optional(folder / "flag_frequency.csv"),
+        annotator_intervals=_read_optional(folder / "annotator_intervals.csv"))
     return ReportData(objects=objects, comparisons=comparisons, edge_annotators=pairs, annotators=annotators,
                       summary=summary, dimension_curve=_dimension_curve(folder))
 
@@ -249,9 +269,10 @@ def _explode_annotators(column: pd.Series) -> pd.DataFrame:
     return pairs[pairs["annotator"] != ""].reset_index(drop=True)
 
 
-# Optional per-object results written beside the run (bootstrap stability and ellipses):
-# any CSV with an ``object`` column and one of these columns is joined onto the objects.
-OBJECT_EXTRAS = ("stability", "ellipse_width", "ellipse_height", "ellipse_angle")
+# Optional bootstrap results written beside the run (``roembed fit --bootstrap``): per-object
+# columns of any CSV with an ``object`` column are joined onto the objects (uncertainty.csv:
+# stability, dispersion, and the region's semi-axes and angle in degrees for p = 2).
+OBJECT_EXTRAS = ("stability", "dispersion", "axis_major", "axis_minor", "angle")
 
 
 def _merge_object_extras(folder: Path, objects: pd.DataFrame) -> pd.DataFrame:
@@ -269,6 +290,36 @@ def _merge_object_extras(folder: Path, objects: pd.DataFrame) -> pd.DataFrame:
             if table["object"].is_unique:
                 objects = objects.merge(table, on="object", how="left")
     return objects
+
+
+def merge_bootstrap(objects, comparisons, annotators, *, object_table=None, flag_frequency=None,
+                    annotator_intervals=None):
+    """Joins bootstrap results onto the report's tables: per-object columns (``OBJECT_EXTRAS``,
+    by row), each comparison's ``flag_frequency`` (by ``edge``), and the annotators' bootstrap
+    interval of agreement (as ``bootstrap_agreement_low/high``)."""
+    if object_table is not None:
+        extra = [c for c in OBJECT_EXTRAS if c in object_table.columns and c not in objects.columns]
+        for c in extra:
+            objects[c] = object_table[c].to_numpy()
+    if flag_frequency is not None and "flag_frequency" in flag_frequency.columns:
+        frequency = pd.Series(flag_frequency["flag_frequency"].to_numpy(), index=flag_frequency["edge"].to_numpy())
+        comparisons["flag_frequency"] = frequency.reindex(comparisons["edge"].to_numpy()).to_numpy()
+    if annotators is not None and annotator_intervals is not None:
+        part = annotator_intervals[["annotator", "agreement_low", "agreement_high"]].rename(
+            columns={"agreement_low": "bootstrap_agreement_low", "agreement_high": "bootstrap_agreement_high"})
+        part = part.assign(annotator=_as_text(part["annotator"]))
+        annotators = annotators.assign(annotator=_as_text(annotators["annotator"])).merge(part, on="annotator",
+                                                                                         how="left")
+    return objects, comparisons, annotators
+
+
+def _read_optional(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(f"{path}: cannot read ({exc})") from None
 
 
 def _dimension_curve(folder: Path) -> pd.DataFrame | None:

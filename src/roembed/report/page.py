@@ -117,9 +117,10 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                    "object": _compact(np.arange(n))}
     tooltips = [("object", "@name (#@object)")] + ([("label", "@label")] if has_labels else []) + \
         [("comparisons", "@n (@responses responses)")]
-    if "stability" in objects:
-        object_data["stability"] = objects["stability"].to_numpy(np.float32)
-        tooltips.append(("stability", "@stability{0.000}"))
+    for extra in ("stability", "dispersion"):  # from a bootstrap
+        if extra in objects:
+            object_data[extra] = objects[extra].to_numpy(np.float32)
+            tooltips.append((extra, f"@{extra}{{0.000}}"))
     if "thumbnail" in objects:
         object_data["thumbnail"] = objects["thumbnail"].fillna("").astype(str).tolist()
     source = ColumnDataSource(object_data, name="objects")
@@ -130,12 +131,16 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     X = data.coordinates
     agrees = (np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) < np.linalg.norm(X[q[:, 2]] - X[q[:, 3]], axis=1)) \
         if m else np.zeros(0, bool)
-    comparison_source = ColumnDataSource(
-        {"i": _compact(q[:, 0]), "j": _compact(q[:, 1]), "l": _compact(q[:, 2]), "k": _compact(q[:, 3]),
-         "votes": _counts(comparisons["votes"]), "opposing": _counts(comparisons["opposing_votes"]),
-         "gamma": gamma.astype(np.float32), "flagged": flagged.astype(np.uint8), "agrees": agrees.astype(np.uint8)},
-        name="comparisons")
-
+    # about 9 bytes per comparison (+3 per annotator vote) before base64: small integer types,
+    # l only for quadruplets, the two flags in one byte, gamma only where it is not 0
+    columns = {"i": _compact(q[:, 0]), "j": _compact(q[:, 1]), "k": _compact(q[:, 3]),
+               "votes": _counts(comparisons["votes"]), "opposing": _counts(comparisons["opposing_votes"]),
+               "flags": (agrees.astype(np.uint8) | (flagged.astype(np.uint8) << 1))}
+    if (q[:, 2] != q[:, 0]).any():
+        columns["l"] = _compact(q[:, 2])
+    nonzero = np.flatnonzero(gamma != 0)
+    gamma_source = ColumnDataSource({"edge": nonzero.astype(np.int32), "value": gamma[nonzero].astype(np.float32)},
+                                    name="gamma")
     annotator_names, pair_source, annotator_source = [], None, None
     if data.edge_annotators is not None:
         known = [] if data.annotators is None else data.annotators["annotator"].astype(str).tolist()
@@ -143,8 +148,8 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
         annotator_names = known + extra
         code = pd.Series(np.arange(len(annotator_names)), index=annotator_names)
         pairs = data.edge_annotators.sort_values("edge", kind="stable")
-        pair_source = ColumnDataSource({"edge": pairs["edge"].to_numpy(np.int32),
-                                        "code": _compact(code[pairs["annotator"]].to_numpy())},
+        columns["n_annotators"] = _compact(np.bincount(pairs["edge"].to_numpy(), minlength=m))
+        pair_source = ColumnDataSource({"code": _compact(code[pairs["annotator"]].to_numpy())},
                                        name="edge_annotators")
 
     # ---- the map
@@ -155,14 +160,16 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                   title=title or f"{n:,} objects, {m:,} comparisons (click an object)")
     size = 9 if n <= 1000 else 6 if n <= 10000 else 3
     colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
-    if {"ellipse_width", "ellipse_height", "ellipse_angle"} <= set(objects.columns) and \
-            (axes is not None or X.shape[1] <= 2):
-        source.data.update({c: objects[c].to_numpy(np.float32) for c in ("ellipse_width", "ellipse_height",
-                                                                        "ellipse_angle")})
-        plot.ellipse("x", "y", width="ellipse_width", height="ellipse_height", angle="ellipse_angle",
-                     source=source, fill_alpha=0.08, line_alpha=0.3, color=colour)
+    if {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
+            (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
+        source.data.update({"width": 2 * objects["axis_major"].to_numpy(np.float32),
+                            "height": 2 * objects["axis_minor"].to_numpy(np.float32),
+                            "angle": np.radians(objects["angle"].to_numpy(np.float64)).astype(np.float32)})
+        plot.ellipse("x", "y", width="width", height="height", angle="angle", source=source, fill_alpha=0.08,
+                     line_alpha=0.35, color=colour)
     used = np.flatnonzero(objects["n_responses"].to_numpy() > 0)
-    points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.tolist())), size=size, color=colour, line_color="white", line_width=0.5,
+    points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.astype(np.int32))),
+                          size=size, color=colour, line_color="white", line_width=0.5,
                           alpha=0.85, nonselection_alpha=0.4, selection_line_color="black",
                           selection_line_width=2, **({"legend_field": "category"} if has_labels else {}))
     if has_labels:
@@ -189,12 +196,15 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
 
     # ---- the chosen comparisons
     shown = ColumnDataSource({c: [] for c in ("edge", "text", "votes", "opposing", "gamma", "flagged", "agrees",
-                                              "annotators")}, name="shown")
+                                              "annotators", "frequency")}, name="shown")
+    if "flag_frequency" in comparisons:  # from a bootstrap: how often each comparison was flagged
+        columns["flag_frequency"] = comparisons["flag_frequency"].to_numpy(np.float32)
     with_annotators = pair_source is not None
     shown_table = _table(shown, [("text", "comparison", "str", 250 if with_annotators else 350),
                                  ("votes", "votes", "count", 45), ("opposing", "opposing", "count", 60),
                                  ("gamma", "gamma", "float", 50), ("flagged", "flagged", "str", 50),
                                  ("agrees", "map agrees", "str", 70)]
+                         + ([("frequency", "flag freq.", "float", 60)] if "flag_frequency" in comparisons else [])
                          + ([("annotators", "annotators", "str", 120)] if with_annotators else []),
                          width=660, height=520, name="shown_table")
     info = Div(text="<b>Click an object</b> on the map, or a row of the outlier, annotator or object table, "
@@ -203,8 +213,10 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                     "orange when it does not), a dashed one the pair called <i>farther</i>.",
                width=660, name="info")
 
+    comparison_source = ColumnDataSource(columns, name="comparisons")
     code = resources.files(__package__).joinpath("callbacks.js").read_text(encoding="utf-8")
-    args = dict(objects=source, comparisons=comparison_source, pairs=pair_source, annotator_names=annotator_names,
+    args = dict(objects=source, comparisons=comparison_source, gamma=gamma_source, pairs=pair_source,
+                annotator_names=annotator_names,
                 shown=shown, near=near_source, far=far_source, marked=marked, info=info)
     source.selected.js_on_change("indices", CustomJS(args=args, code=code + "\nshowObject(cb_obj.indices);"))
 
@@ -244,7 +256,7 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
             Div(text="Click a column title to sort, a row to list and draw that annotator's comparisons."),
             _table(annotator_source, columns, width=1100, height=360, name="annotator_table"))))
     # ---- objects
-    view = CDSView(filter=IndexFilter(indices=list(range(n))))
+    view = CDSView(filter=IndexFilter(indices=np.arange(n, dtype=np.int32)))
     search = TextInput(placeholder="find an object by name or label", width=400, name="search")
     search.js_on_change("value_input", CustomJS(args=dict(objects=source, filter=view.filter), code="""
         const q = cb_obj.value_input.trim().toLowerCase();
@@ -295,16 +307,23 @@ def _joined(data: ReportData, rows: np.ndarray) -> list[str]:
 
 
 def _dimension_plot(curve: pd.DataFrame):
+    """Held-out error against dimension (``dimensions.csv`` of ``roembed fit --dim auto``)."""
     from bokeh.plotting import figure
 
-    plot = figure(width=600, height=360, x_axis_label="dimension", y_axis_label="error", name="dimension_plot",
-                  tools="pan,wheel_zoom,reset,save")
-    for t, c in enumerate(c for c in curve.columns if "error" in c and not c.endswith(("_low", "_high", "_se"))):
-        colour = PALETTE[t % len(PALETTE)]
-        plot.line(curve["dimension"], curve[c], color=colour, legend_label=c.replace("_", " "))
-        plot.scatter(curve["dimension"], curve[c], color=colour)
-        if f"{c}_low" in curve and f"{c}_high" in curve:
-            plot.segment(curve["dimension"], curve[f"{c}_low"], curve["dimension"], curve[f"{c}_high"], color=colour)
+    plot = figure(width=600, height=360, x_axis_label="dimension", y_axis_label="held-out error",
+                  name="dimension_plot", tools="pan,wheel_zoom,reset,save", title="Error against dimension")
+    d, error = curve["dimension"].to_numpy(float), curve["error"].to_numpy(float) if "error" in curve else None
+    if error is None:
+        error = curve[[c for c in curve.columns if "error" in c][0]].to_numpy(float)
+    plot.line(d, error, color=PALETTE[0])
+    plot.scatter(d, error, color=PALETTE[0], size=7)
+    if "se_vs_best" in curve:
+        se = curve["se_vs_best"].to_numpy(float)
+        plot.segment(d, error - se, d, error + se, color=PALETTE[0])
+    if "chosen" in curve and curve["chosen"].astype(bool).any():
+        chosen = curve["chosen"].astype(bool).to_numpy()
+        plot.scatter(d[chosen], error[chosen], size=14, fill_color=None, line_color=PALETTE[3], line_width=2,
+                     legend_label="chosen")
     return plot
 
 
@@ -345,9 +364,8 @@ def footer_html(data: ReportData) -> str:
                    for k, v in _flatten(data.summary) if k != "files")
     names = data.objects["name"].astype(str).to_numpy()
     labels = data.objects["label"].astype(str).to_numpy()
-    items = "".join(f'<li data-object="{o}">{html.escape(name or f"#{o}")}'
-                    f'{" <small>(" + html.escape(label) + ")</small>" if label else ""}</li>'
-                    for o, (name, label) in enumerate(zip(names, labels)))
+    items = "".join(f'<li>{html.escape(name or f"#{o}")}{" <small>(" + html.escape(label) + ")</small>" if label else ""}'
+                    for o, (name, label) in enumerate(zip(names, labels)))  # item o is object o
     return (f'<section id="summary"><h2>Summary of the run</h2><table class="summary">{rows}</table></section>'
             f'<section id="index"><details><summary>All {len(names):,} objects (click a name to select it; '
             f'the browser\'s find searches them)</summary><ol id="object-index" start="0">{items}</ol></details>'
@@ -366,10 +384,10 @@ table.summary td { font-family: ui-monospace, monospace; }
 
 INDEX_SCRIPT = """<script>
 document.getElementById("object-index").addEventListener("click", (event) => {
-  const item = event.target.closest("li[data-object]");
+  const item = event.target.closest("li");
   if (!item || !window.Bokeh) return;
   const source = Bokeh.documents[0].get_model_by_name("objects");
-  source.selected.indices = [Number(item.dataset.object)];
+  source.selected.indices = [Array.prototype.indexOf.call(item.parentNode.children, item)];
   window.scrollTo(0, 0);
 });
 </script>"""
