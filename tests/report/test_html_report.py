@@ -230,3 +230,18 @@ def test_bootstrap_results_are_shown(fitted, run_folder, tmp_path):
     assert np.allclose(read.objects["stability"], result.stability())
     assert np.allclose(read.objects["axis_major"], result.objects()["axis_major"])
     assert np.allclose(read.comparisons["flag_frequency"], expected, equal_nan=True)
+
+
+def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):
+    import browser_kit
+
+    from roembed.report import browser
+
+    monkeypatch.setattr(browser.shutil, "which", lambda name: None)
+    monkeypatch.setattr(browser.os.path, "exists", lambda path: False)
+    monkeypatch.delenv("ROEMBED_BROWSER_TESTS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="Chromium or chromedriver not found"):
+        browser_kit.start_chrome()
+    monkeypatch.setenv("ROEMBED_BROWSER_TESTS", "require")
+    with pytest.raises(pytest.fail.Exception, match="required"):
+        browser_kit.start_chrome()
