@@ -102,6 +102,12 @@ CASES = [
     ("--loss with roe", {"v.csv": GOOD}, ["--method", "roe", "--loss", "ste"], ("error", ["--loss does not apply"])),
     ("negative seed", {"v.csv": GOOD}, ["--seed", "-1"], ("error", ["--seed"])),
     ("dim >= objects", {"v.csv": csv(triplets(range(4)))}, ["--dim", "4"], ("error", ["--dim 4", "only 4 objects"])),
+    ("--annotator-rounds with soe", {"v.csv": GOOD}, ["--method", "soe", "--annotator-rounds", "1"],
+     ("error", ["--annotator-rounds does not apply to --method soe"])),
+    ("--annotator-rounds without annotators", {"v.csv": GOOD}, ["--annotator-rounds", "1"],
+     ("error", ["--annotator-rounds 1", "v.csv has no annotator column"])),
+    ("all weights zero", {"v.csv": "anchor,closer,farther,weight\n0,1,2,0\n1,2,0,0\n"}, ["--method", "soe"],
+     ("error", ["v.csv", "weights are zero"])),
     ("labels without column", {"v.csv": GOOD}, ["--labels", "v.csv"], ("error", ["--label-column"])),
     # -- results the data cannot support (documented warnings) -----------------------------
     ("disconnected groups", {"v.csv": csv(triplets(range(5)) + triplets(range(5, 10)))}, ["--method", "soe"],
@@ -117,7 +123,8 @@ CASES = [
      ("warning", ["salmon target names not used"])),
 ]
 CLI_ONLY = {"holdout rounds to no query", "--lam with soe", "--loss with roe", "negative seed", "dim >= objects",
-            "labels without column", "mostly unused ids", "iteration limit", "unknown encoding"}
+            "labels without column", "mostly unused ids", "--annotator-rounds with soe",
+            "--annotator-rounds without annotators", "iteration limit", "unknown encoding"}
 
 
 def make_files(tmp_path, files):

@@ -13,6 +13,7 @@ from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
+from ..data.io import sniff_separator
 from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_outliers, make_estimator, \
     open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
@@ -27,9 +28,9 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
         first = path.read_text(encoding=encoding).split("\n", 1)[0]
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not {encoding} text; give its encoding with --encoding (e.g. latin-1)") from None
-    if "\t" not in first and "," not in first:
+    if "\t" not in first and "," not in first and ";" not in first:
         return path
-    table = pd.read_csv(path, sep="\t" if "\t" in first else ",", dtype=str, keep_default_na=False,
+    table = pd.read_csv(path, sep=sniff_separator(path, first), dtype=str, keep_default_na=False,
                         encoding=encoding)
     if "index0" in table.columns:
         table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
@@ -73,7 +74,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
     (``index0``/``index``/``object``, else the first column).  Multi-valued labels
     (``"rock;pop"``) keep their first value."""
     try:
-        table = pd.read_csv(path, sep=None, engine="python", dtype=str, keep_default_na=False)
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline()
+        table = pd.read_csv(path, sep=sniff_separator(path, first), dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path}: cannot read labels ({exc})") from None
     if column not in table.columns:
@@ -160,6 +163,9 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     lam = parse_lam(lam)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
+    if annotator_rounds and not hasattr(estimator, "_store_outliers"):
+        raise BadInput(f"--annotator-rounds does not apply to --method {method} (only to robust, roe: "
+                       "it scores annotators by the outliers they flag)")
     output = open_output(out)  # fails now, not after the fit, when --out cannot be written
     try:
         summary = _fit_and_write(output.folder, list(comparisons), encoding, dim, names, method, loss, lam, seed, holdout, max_iter,
@@ -188,6 +194,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding)
     comparisons = source_text(paths)
+    if annotator_rounds and data.annotator is None:
+        raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
+                       "(annotator, worker_id, puid, ...)")
     label_values = read_labels(labels, label_column, data) if labels is not None else None
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
@@ -271,6 +280,4 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
-    if not has_annotators(estimator) and annotator_rounds:
-        say("(no annotator ids in the input: --annotator-rounds ignored)")
     return summary

@@ -483,6 +483,8 @@ def frame_to_comparisons(
                 for role, col in meta.items() if role != "weight"}
     metadata["extra"] = {c: frame[c].to_numpy()[keep] for c in extra_cols}
     weight = None if weight is None else weight[keep]
+    if weight is not None and not (weight > 0).any():
+        raise InvalidComparisonsError(f"{source}: all comparison weights are zero: nothing to fit")
     if kind == "odd-one-out":
         comparisons = from_odd_one_out(shown[keep], position[keep], weight=weight, n_objects=n_objects,
                                        object_names=names, where=kept, **metadata)

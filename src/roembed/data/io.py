@@ -21,7 +21,7 @@ from .comparisons import Comparisons
 from .convert import check_names, frame_to_comparisons, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
-__all__ = ["read_comparisons", "write_comparisons", "read_names"]
+__all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
 
 _PARQUET = (".parquet", ".pq")
 _META_KEY = b"roembed"
@@ -75,7 +75,9 @@ def _decode(data: bytes, path: Path, encoding: str) -> str:
             f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})") from None
 
 
-def _separator(path: Path, first_line: str) -> str:
+def sniff_separator(path: Path, first_line: str) -> str:
+    """The one separator sniffer of every table roembed reads (comparisons, names, labels):
+    tab for ``.tsv``/``.tab`` or a tab in the first line, else comma, else semicolon."""
     if path.suffix.lower() in (".tsv", ".tab") or "\t" in first_line:
         return "\t"
     if "," in first_line or ";" not in first_line:
@@ -111,7 +113,7 @@ def _read_text(path: Path, columns, encoding: str = "utf-8"):
     first = text.split("\n", 1)[0].lstrip("\ufeff")
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
-    sep = _separator(logical, first)
+    sep = sniff_separator(logical, first)
     fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
     headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
     if headerless and not isinstance(columns, (list, tuple)):
