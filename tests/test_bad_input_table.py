@@ -90,7 +90,7 @@ CASES = [
     # -- files -----------------------------------------------------------------------------
     ("latin-1 without --encoding", {"v.csv": ("anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,José\n")
                                     .encode("latin-1")}, [], ("error", ["v.csv line 3", "--encoding latin-1"])),
-    ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding"])),
+    ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding 'klingon'"])),
     ("corrupt gzip", {"v.csv.gz": b"not gzip"}, [], ("error", ["v.csv.gz", "not a readable .gz file"])),
     ("zip with two files", {"v.zip": zipped("a.csv", "b.csv")}, [], ("error", ["v.zip", "exactly one file"])),
     ("second file bad", {"a.csv": HEAD, "b.csv": HEAD + "4,4,1\n"}, [], ("error", ["b.csv line 5", "repeats"])),

@@ -55,7 +55,7 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
                                             on_invalid="skip" if skip_invalid else "raise", encoding=encoding,
                                             return_report=True)
     except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
-        message = str(exc).strip("'\"")
+        message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)  # KeyError quotes its text
         if not any(str(p.name) in message for p in paths):
             message = f"{source}{' line 1' if 'columns' in message else ''}: {message}"
         raise BadInput(message) from None
