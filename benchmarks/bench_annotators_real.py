@@ -14,10 +14,11 @@ Fakes make up 10% or 25% of the training answers.  Per cell, on the same trainin
 plain t-STE and CKL in roembed and in cblearn 0.4 (when importable, on the draws
 ``--cblearn-seeds``: run with the cblearn environment; "best plain" is the best of them on the
 *test* set, a favourable choice for them),
-the default ``RobustOrdinalEmbedding``, dropping the default fit's ``suspect`` annotators
+the default ``RobustOrdinalEmbedding`` (also with ``annotators=None``, and with ``loss="tste"``), dropping the default fit's ``suspect`` annotators
 and refitting t-STE, and the oracle (t-STE on the real training answers only).  Also the
 suspect rule's recall per kind of fake and the share of real annotators among the flagged
-(FDR), and the default fit's time over a plain roembed t-STE fit in the same process.
+(FDR), the same for the position test (:func:`roembed.annotators.position_bias`, on the training
+answers' odd-one-out positions) and for the union of both, and the default fit's time over a plain roembed t-STE fit in the same process.
 
 Why the split is by query and not by object triple: each THINGS object occurs in about two
 of the 1,000 triples, so a held-out triple's objects are almost unconstrained by the rest
@@ -93,7 +94,8 @@ def fake_answers(kind: str, n_fakes: int, per_fake: int, shown, odd, allowed, rn
 
 
 def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2):
-    """The real train/test split of one draw and, per (kind, rate), the training set with fakes."""
+    """The real train/test split of one draw and, per (kind, rate), the training set with fakes and the
+    training answers' ``(odd position, annotator)`` (real answers with a triplet in training, and the fakes')."""
     from roembed.data import Comparisons
     from roembed.data.convert import from_odd_one_out
     from roembed.model_selection import holdout_split
@@ -106,7 +108,10 @@ def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2)
         twin = from_odd_one_out(show[None], [pos], n_objects=real.n_objects).quadruplets
         return not any(k in test_keys for k in query_keys(twin, real.n_objects).tolist())
 
+    real_keys = query_keys(real.quadruplets, real.n_objects).reshape(-1, 2)  # rows 2r, 2r + 1: answer r
+    in_train = ~np.isin(real_keys, list(test_keys)).all(axis=1)
     cells = {("none", 0.0): train}
+    answers = {("none", 0.0): (odd[in_train], who[in_train])}
     n_real = len(who)
     for kind in KINDS:
         for rate in rates:
@@ -115,8 +120,9 @@ def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2)
             s, o, a = fake_answers(kind, n_fakes, per_fake, shown, odd, allowed, rng, first_id=FAKE_ID)
             fakes = from_odd_one_out(s, o, annotator=a, n_objects=real.n_objects, object_names=real.object_names)
             cells[(kind, rate)] = Comparisons.concat([train, fakes])
+            answers[(kind, rate)] = (np.concatenate([odd[in_train], o]), np.concatenate([who[in_train], a]))
     used = np.unique(np.concatenate([c.used_objects for c in cells.values()] + [test.used_objects]))
-    return {k: keep_objects(c, used) for k, c in cells.items()}, keep_objects(test, used)
+    return {k: keep_objects(c, used) for k, c in cells.items()}, keep_objects(test, used), answers
 
 
 def query_keys(quads, n_objects: int) -> np.ndarray:
@@ -174,9 +180,11 @@ def plain_fits(train, test, p: int, seed: int, with_cblearn: bool) -> dict:
     return out
 
 
-def cell_run(train, test, kind: str, rate: float, p: int, seed: int, oracle: float, with_cblearn: bool) -> dict:
+def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, oracle: float,
+             with_cblearn: bool) -> dict:
     """Every method on one training set with fakes of one kind (``kind="none"``: without fakes)."""
     from roembed import TSTE, RobustOrdinalEmbedding
+    from roembed.annotators import position_bias
 
     row = {"kind": kind, "rate": rate, "seed": seed, "n_train": len(train), "oracle": oracle}
     row.update(plain_fits(train, test, p, seed, with_cblearn))
@@ -193,6 +201,18 @@ def cell_run(train, test, kind: str, rate: float, p: int, seed: int, oracle: flo
     row["recall"] = float(np.isin(fake_ids, flagged).mean()) if len(fake_ids) else None
     row["fdr"] = real_flagged / len(flagged) if len(flagged) else 0.0
     row["real_flagged_share"] = real_flagged / int((table["annotator"] < FAKE_ID).sum())
+    lazy = position_bias(*answers, n_positions=3)
+    lazy_ids = lazy.loc[lazy["lazy"], "annotator"].to_numpy()
+    row["position_recall"] = float(np.isin(fake_ids, lazy_ids).mean()) if len(fake_ids) else None
+    row["position_real_flagged"] = int((lazy_ids < FAKE_ID).sum())
+    both = np.union1d(flagged, lazy_ids)
+    row["recall_with_position"] = float(np.isin(fake_ids, both).mean()) if len(fake_ids) else None
+    row["fdr_with_position"] = float((both < FAKE_ID).sum() / len(both)) if len(both) else 0.0
+    # the same estimator ignoring annotator ids, and with the t-STE loss (the stage's effect, the loss's effect)
+    no_ids, _ = timed(lambda: RobustOrdinalEmbedding(p, random_state=seed, annotators=None).fit(train))
+    row["default_no_ids"] = score(no_ids.embedding_, test)
+    robust_tste, _ = timed(lambda: RobustOrdinalEmbedding(p, loss="tste", random_state=seed).fit(train))
+    row["robust_tste"] = score(robust_tste.embedding_, test)
     kept = ~np.isin(train.annotator, flagged)
     refit, _ = timed(lambda: TSTE(p, random_state=seed).fit(train[kept]))
     row["drop_suspects"] = score(refit.embedding_, test)
@@ -204,8 +224,10 @@ def cell_run(train, test, kind: str, rate: float, p: int, seed: int, oracle: flo
 
 def summarise(rows: list[dict]) -> list[dict]:
     frame = pd.DataFrame(rows)
-    cols = ["best_plain", "roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl", "default", "drop_suspects",
+    cols = ["best_plain", "roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl", "default", "default_no_ids",
+            "robust_tste", "drop_suspects",
             "oracle", "gap", "gap_closed", "default_minus_best_plain", "recall", "fdr", "real_flagged_share",
+            "position_recall", "position_real_flagged", "recall_with_position", "fdr_with_position",
             "n_fakes", "time_ratio", "roembed_tste_s", "default_s"]
     frame["default_minus_best_plain"] = frame["default"] - frame["best_plain"]
     cols = [c for c in cols if c in frame]
@@ -220,9 +242,12 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 
 COLUMNS = {"cell": "", "draws": "d", "best_plain": ".4f", "roembed_tste": ".4f", "roembed_ckl": ".4f",
-           "cblearn_tste": ".4f", "cblearn_ckl": ".4f", "default": ".4f", "drop_suspects": ".4f", "oracle": ".4f",
+           "cblearn_tste": ".4f", "cblearn_ckl": ".4f", "default": ".4f", "default_no_ids": ".4f",
+           "robust_tste": ".4f", "drop_suspects": ".4f", "oracle": ".4f",
            "gap_closed": ".2f", "default_minus_best_plain": "+.4f", "worst_default_minus_best_plain": "+.4f",
-           "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "time_ratio": ".1f"}
+           "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "position_recall": ".2f",
+           "position_real_flagged": ".0f", "recall_with_position": ".2f", "fdr_with_position": ".2f",
+           "time_ratio": ".1f"}
 
 
 def main() -> None:
@@ -249,14 +274,15 @@ def main() -> None:
 
     rows = []
     for seed in args.seeds:
-        cells, test = make_draw(args.data, seed, args.rates, args.per_fake)
+        cells, test, answers = make_draw(args.data, seed, args.rates, args.per_fake)
         clean = cells[("none", 0.0)]
         oracle_fit, _ = timed(lambda: TSTE(args.dim, random_state=seed).fit(clean))
         oracle = score(oracle_fit.embedding_, test)
         for (kind, rate), train in cells.items():
             if kind != "none" and kind not in args.kinds:
                 continue
-            row = cell_run(train, test, kind, rate, args.dim, seed, oracle, with_cblearn and seed in args.cblearn_seeds)
+            row = cell_run(train, test, answers[(kind, rate)], kind, rate, args.dim, seed, oracle,
+                           with_cblearn and seed in args.cblearn_seeds)
             rows.append(row)
             print(f"seed {seed} {kind} {rate:.0%}: best plain {row['best_plain']:.4f} default {row['default']:.4f} "
                   f"drop {row['drop_suspects']:.4f} oracle {oracle:.4f} recall {row['recall']} fdr {row['fdr']:.2f} "

@@ -4,7 +4,7 @@ import pytest
 from scipy.special import expit
 
 from roembed.annotator_model import crowd_reliability, fit_annotator_types, fit_crowd, likelihood_loss
-from roembed.annotators import benjamini_hochberg, chance_tests
+from roembed.annotators import benjamini_hochberg, chance_tests, position_bias
 from roembed.data import Comparisons
 from roembed.estimators.competitors import TSTE
 from roembed.estimators.robust import RobustOrdinalEmbedding
@@ -186,3 +186,23 @@ def test_coordinated_inverters_need_the_crowd_start():
     crowd = fit_crowd(graph, loss, 0.1 * np.random.default_rng(0).standard_normal((C.n_objects, 2)))
     assert (crowd.posterior.loc[100:, "inverts"] > 0.95).all() and (crowd.posterior.loc[:99, "follows"] > 0.95).all()
     assert crowd.objective_history[-1] < from_plain.objective_history[-1]
+
+
+def test_position_bias_finds_lazy_workers():
+    rng = np.random.default_rng(0)
+    honest = rng.integers(0, 3, size=(30, 40))  # 30 workers, 40 answers each, positions at chance
+    lazy = np.full((3, 40), 1)
+    lazy[2, :6] = 0  # mostly lazy: 34 of 40 on one position
+    position = np.concatenate([honest.ravel(), lazy.ravel()])
+    annotator = np.repeat(np.arange(33), 40)
+    table = position_bias(position, annotator, n_positions=3).set_index("annotator")
+    flagged = set(table.index[table["lazy"]])
+    assert flagged >= {30, 31, 32} and len(flagged - {30, 31, 32}) <= 1  # FDR 0.1: one chance find allowed
+    assert table.loc[30, "top_share"] == 1.0 and table.loc[32, "top_share"] == pytest.approx(34 / 40)
+    # the p-value: P(Bin(40, 1/3) >= 40) * 3
+    assert table.loc[30, "p_position"] == pytest.approx(3 * (1 / 3) ** 40)
+    assert "position 1 in 40 of 40" in table.loc[30, "reason"] and table.loc[0, "reason"] == ""
+    with pytest.raises(ValueError, match="positions"):
+        position_bias([0, 1, 2, 3], [0, 0, 1, 1], n_positions=3)
+    with pytest.raises(ValueError, match="one length"):
+        position_bias([0, 1], [0])

@@ -25,7 +25,8 @@ When the estimator fitted the annotator types, an annotator whose posterior prob
 following the embedding is below 1/2 is suspect too (that part has no error-rate guarantee:
 the benchmark ``bench_annotators_real.py`` measures the share of real annotators flagged).
 Those significantly *below* chance (the same test, lower tail) are marked as inverting.  The
-``reason`` column says why each suspect was flagged, with the numbers; ``table.attrs``
+``reason`` column says why each suspect was flagged, with the numbers (workers who always
+click the same position are found by :func:`position_bias` when positions are known); ``table.attrs``
 holds the rule and its level.  The table is ranked by the upper end of the interval, so
 confidently unreliable annotators come first.  When the estimator fitted the annotator
 types (:mod:`roembed.annotator_model`), their posterior probabilities are columns too.
@@ -109,6 +110,43 @@ def _reasons(table: pd.DataFrame, fdr: float) -> list:
             why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
         out.append("; ".join(why))
     return out
+
+
+def position_bias(position, annotator, *, n_positions: int | None = None, fdr: float = SUSPECT_FDR) -> pd.DataFrame:
+    """"Lazy" annotators: who picks the same screen position far more often than chance.
+
+    ``position`` and ``annotator``: one value per *answer* (e.g. the 0-based position of the odd
+    one out, not one per derived triplet).  Per annotator with ``n`` answers, the count ``c`` of
+    their most frequent position is tested against ``Binomial(n, 1/k)`` (``k`` positions), the
+    p-value times ``k`` (Bonferroni over the positions, so conservative), then Benjamini-Hochberg
+    over annotators: ``lazy`` where ``q <= fdr``.  This needs no embedding, and finds position
+    pickers whose answers look merely random to :func:`annotator_reliability`.
+
+    Returns one row per annotator: ``annotator, n_answers, top_position, top_share, p_position,
+    q_position, lazy, reason``, most biased first.
+    """
+    position = np.asarray(position)
+    annotator = np.asarray(annotator)
+    if position.shape != annotator.shape or position.ndim != 1:
+        raise ValueError(f"position and annotator must be 1-d and of one length, got {position.shape} and "
+                         f"{annotator.shape}")
+    positions, pos = np.unique(position, return_inverse=True)
+    k = int(n_positions or len(positions))
+    if k < 2 or len(positions) > k:
+        raise ValueError(f"need at least 2 positions and at most n_positions={k}, got {len(positions)}")
+    ids, who = np.unique(annotator, return_inverse=True)
+    counts = np.zeros((len(ids), len(positions)), dtype=np.int64)
+    np.add.at(counts, (who.reshape(-1), pos.reshape(-1)), 1)
+    n = counts.sum(axis=1)
+    top = counts.argmax(axis=1)
+    c = counts.max(axis=1)
+    p = np.minimum(binom.sf(c - 1, n, 1.0 / k) * k, 1.0)
+    q = benjamini_hochberg(p)
+    table = pd.DataFrame({"annotator": ids, "n_answers": n, "top_position": positions[top], "top_share": c / n,
+                          "p_position": p, "q_position": q, "lazy": q <= fdr})
+    table["reason"] = [f"picks position {t} in {cc} of {nn} answers (chance 1/{k}), q = {qq:.2g}" if lazy else ""
+                       for t, cc, nn, qq, lazy in zip(table["top_position"], c, n, q, table["lazy"])]
+    return table.sort_values(["p_position", "top_share"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
 
 def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, fdr: float = SUSPECT_FDR) -> pd.DataFrame:
@@ -295,5 +333,5 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
 
 
 __all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
-           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests",
+           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "position_bias",
            "SUSPECT_FDR"]

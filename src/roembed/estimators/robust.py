@@ -138,7 +138,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         annotator's type (follows the embedding, inverts it, answers at random) jointly with an
         embedding (:func:`roembed.annotator_model.fit_crowd`); the later stages weight each response
         by its annotator's probability of following (``annotator_types_``).
-        None ignores annotator ids in the fit (they are still reported in ``annotators_``).
+        None ignores annotator ids in the fit (they are still reported in ``annotators_``).  The stage runs
+        on NumPy whatever the ``solver``; ``fit(..., gold=...)`` passes known-answer flags to it.
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
 
     With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
