@@ -10,7 +10,7 @@ comparisons, so 10^5 objects (10^7 comparisons) are summarised.
 
 Per size: ``write_s`` (``write_report``, Python), ``MB`` (the file), ``load_s`` (navigation
 to Bokeh's document idle -- every view rendered, clicks answered -- by the page's clock,
-median of ``--runs`` loads in one browser), ``click_ms`` (the tap callback on the object
+median of ``--runs`` loads, each in a fresh browser), ``click_ms`` (the tap callback on the object
 with the most comparisons: listing and drawing them, median), and the load average.
 
     python benchmarks/bench_report.py                 # 10^3, 10^4, 10^5 objects
@@ -55,9 +55,9 @@ class FakeFit:
                                    "agreement": rng.uniform(0.5, 1, n_annotators), "suspect": False})
 
 
-def measure(n: int, runs: int, folder: Path, chrome) -> dict:
+def measure(n: int, runs: int, folder: Path) -> dict:
     from roembed.report import write_report
-    from roembed.report.browser import open_report
+    from roembed.report.browser import open_report, start_chrome
 
     m = 100 * n
     made = time.perf_counter()
@@ -69,14 +69,18 @@ def measure(n: int, runs: int, folder: Path, chrome) -> dict:
     write_s = time.perf_counter() - started
     busiest = int(np.argmax(np.bincount(fit.graph_.edges[:, [0, 1, 3]].reshape(-1), minlength=n)))
     loads, clicks = [], []
-    for _ in range(runs):
-        chrome.get("about:blank")
-        loads.append(open_report(chrome, path))
-        clicks.append(chrome.execute_script(
-            "const s = Bokeh.documents[0].get_model_by_name('objects'); s.selected.indices = [];"
-            "const t0 = performance.now(); s.selected.indices = [arguments[0]];"
-            "return performance.now() - t0;", busiest))
-    shown = chrome.execute_script("return Bokeh.documents[0].get_model_by_name('shown').data.edge.length")
+    for run in range(runs):  # a fresh browser per load: nothing cached
+        chrome = start_chrome(network_log=False)
+        try:
+            loads.append(open_report(chrome, path))
+            clicks.append(chrome.execute_script(
+                "const s = Bokeh.documents[0].get_model_by_name('objects'); s.selected.indices = [];"
+                "const t0 = performance.now(); s.selected.indices = [arguments[0]];"
+                "return performance.now() - t0;", busiest))
+            shown = chrome.execute_script("return Bokeh.documents[0].get_model_by_name('shown').data.edge.length")
+        finally:
+            chrome.quit()
+        print(f"  n={n} load {run + 1}: {loads[-1]:.2f} s, click {clicks[-1]:.0f} ms", flush=True)
     return {"n_objects": n, "n_comparisons": len(fit.graph_), "data_s": made, "write_s": write_s,
             "MB": path.stat().st_size / 1e6, "load_s": float(np.median(loads)), "load_runs": loads,
             "click_ms": float(np.median(clicks)), "clicked_rows": shown,
@@ -91,19 +95,13 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="folder to keep the reports in")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_report.json")
     args = parser.parse_args()
-    from roembed.report.browser import start_chrome
-
-    chrome = start_chrome()
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = args.keep or Path(tmp)
-            folder.mkdir(parents=True, exist_ok=True)
-            for n in args.sizes:
-                rows.append(measure(n, args.runs, folder, chrome))
-                print({k: v for k, v in rows[-1].items() if k != "load_runs"}, flush=True)
-    finally:
-        chrome.quit()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        for n in args.sizes:
+            rows.append(measure(n, args.runs, folder))
+            print({k: v for k, v in rows[-1].items() if k != "load_runs"}, flush=True)
     finish(args.out, args, rows, rows, {"n_objects": ",", "n_comparisons": ",", "summarised": "", "write_s": ".1f",
                                         "MB": ".1f", "load_s": ".2f", "click_ms": ".0f", "loadavg": ".1f"})
 

@@ -62,16 +62,28 @@ def test_embedding_plot_colours_and_legend():
         plot_embedding(X, names=["a"])
 
 
-def test_outlier_plot_draws_the_flagged_comparisons():
+def test_outlier_plot_draws_the_most_suspicious_comparisons_one_per_panel():
     fit = FakeFit()
-    fig = plot_outliers(fit, max_drawn=5)
-    ax_hist, ax_emb = fig.axes
-    assert len(ax_emb.lines) == 2 * 5  # a near and a far segment per drawn comparison
+    fig = plot_outliers(fit, n_shown=4)
+    ax_hist, *panels = fig.axes
+    assert len(panels) == 4
     assert sum(p.get_height() for p in ax_hist.patches) == fit.outlier_mask_.sum()
+    xy = project_2d(fit.embedding_)[0]
+    order = np.argsort(-np.abs(fit.gamma_), kind="stable")[:4]  # largest |gamma| first
+    for ax, e in zip(panels, order):
+        i, j, l, k = fit.graph_.edges[e]
+        near, far = ax.lines  # the pair called closer (solid), the pair called farther (dashed)
+        assert np.allclose(near.get_xydata(), xy[[i, j]]) and np.allclose(far.get_xydata(), xy[[l, k]])
+        assert far.get_linestyle() == "--"
+        assert f"votes {fit.graph_.votes[e]:g} for" in ax.get_title()
+        assert {t.get_text() for t in ax.texts} == {f"o{o}" for o in {i, j, l, k}}  # its objects named
+        x0, x1 = ax.get_xlim()
+        assert all(x0 < xy[o, 0] < x1 for o in (i, j, l, k))  # zoomed onto the comparison
     fit.gamma_[:] = 0.0
     fit.outlier_mask_[:] = False
-    assert len(plot_outliers(FakeFit(with_names=False)).axes) == 2
-    assert len(plot_outliers(fit).axes[1].lines) == 0  # nothing flagged: nothing drawn
+    assert len(plot_outliers(FakeFit(with_names=False), n_shown=2).axes) == 3
+    empty = plot_outliers(fit, n_shown=2)
+    assert all(not ax.lines for ax in empty.axes[1:])  # nothing flagged: nothing drawn
 
 
 def test_annotator_plot_marks_suspects():
@@ -108,3 +120,15 @@ def test_crash_while_saving_leaves_no_file(tmp_path, monkeypatch):
         save_figure(plot_embedding(np.eye(3)[:, :2]), target)
     assert target.read_bytes() == b"old picture"  # the old file is untouched
     assert [p.name for p in tmp_path.iterdir()] == ["pic.png"]  # no temporary left behind
+
+
+def test_embedding_plot_names_its_axes_and_points():
+    X = np.random.default_rng(4).normal(size=(40, 5)) * [4.0, 2.0, 1.0, 0.5, 0.1]
+    ax = plot_embedding(X).axes[0]
+    assert ax.get_xlabel().startswith("principal coordinate 1 (") and ax.get_ylabel().startswith(
+        "principal coordinate 2 (")
+    shares = [float(label.split("(")[1].split("%")[0]) for label in (ax.get_xlabel(), ax.get_ylabel())]
+    assert shares[0] > shares[1] > 10  # the larger direction first
+    assert ax.texts and all(t.get_text().startswith("#") for t in ax.texts)  # unnamed: row numbers
+    ax2 = plot_embedding(X[:, :2]).axes[0]
+    assert (ax2.get_xlabel(), ax2.get_ylabel()) == ("coordinate 1", "coordinate 2")

@@ -32,6 +32,19 @@ def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
     return U[:, :2] * S[:2], f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
 
 
+def axis_titles(X: np.ndarray) -> tuple[str, str]:
+    """Titles of the two axes :func:`project_2d` draws: the coordinates, or the principal
+    coordinates with the share of the variance each shows."""
+    X = np.asarray(X, dtype=np.float64)
+    p = X.shape[1]
+    if p <= 2:
+        return "coordinate 1", "coordinate 2" if p == 2 else "(none: one dimension)"
+    S = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
+    share = S ** 2 / max((S ** 2).sum(), 1e-300)
+    return (f"principal coordinate 1 ({100 * share[0]:.0f}% of variance)",
+            f"principal coordinate 2 ({100 * share[1]:.0f}%)")
+
+
 def _spread_labels(xy: np.ndarray, max_labels: int, widths=None, height: float = 0.03) -> np.ndarray:
     """Indices of points to label: greedily, outermost first, skipping a point whose
     label box (``widths[o]`` x ``height`` as fractions of the plot's extent, to the
@@ -94,55 +107,82 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
                   frameon=False)
     else:
         ax.scatter(xy[:, 0], xy[:, 1], s=18, color="C0")
-    if names is not None:
-        if len(names) != n:
-            raise ValueError(f"got {len(names)} names for {n} objects")
-        widths = [0.011 * len(str(s)) + 0.015 for s in names]  # ~ text width at fontsize 7
-        for o in _spread_labels(xy, max_labels, widths):
-            ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
-    ax.set_xlabel(axis_note)
+    if names is not None and len(names) != n:
+        raise ValueError(f"got {len(names)} names for {n} objects")
+    if names is None:  # unnamed objects: their row numbers, to look them up in embedding.csv
+        names = [f"#{o}" for o in range(n)]
+    widths = [0.011 * len(str(s)) + 0.015 for s in names]  # ~ text width at fontsize 7
+    for o in _spread_labels(xy, max_labels, widths):
+        ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
+    xlabel, ylabel = axis_titles(X)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title or f"Embedding of {n} objects")
     return fig
 
 
-def plot_outliers(estimator, *, max_drawn: int = 30, title: str | None = None, figsize=(13.0, 5.5)) -> Figure:
-    """Left: histogram of the outlier shifts ``gamma_c`` over the edges.  Right:
-    the embedding with the ``max_drawn`` largest flagged comparisons drawn: a red
-    segment joins the pair the voters called *closer*, a dotted grey one the pair
-    they called *farther* (for a flagged edge the embedding says the opposite)."""
+def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figsize=(13.0, 6.0)) -> Figure:
+    """Left: histogram of the outlier shifts ``|gamma_c|`` of the flagged edges.  Right: the
+    ``n_shown`` most suspicious comparisons, one small map each (the embedding in grey,
+    zoomed to the comparison): a solid red segment joins the pair the voters called
+    *closer*, a dashed one the pair they called *farther* -- for a flagged comparison the
+    map says the opposite.  Each panel names its objects and gives the votes and gamma."""
     gamma = np.abs(np.asarray(estimator.gamma_, dtype=np.float64))
     mask = np.asarray(estimator.outlier_mask_, bool)
     graph = estimator.graph_
     xy, axis_note = project_2d(estimator.embedding_)
-    fig = Figure(figsize=figsize, layout="constrained")
-    ax_hist, ax_emb = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.3]})
-    if mask.any():
-        ax_hist.hist(gamma[mask], bins=40, color="C3", weights=np.ones(mask.sum()))
-    ax_hist.set_xlabel("outlier shift |gamma_c| of flagged edges")
-    ax_hist.set_ylabel("edges")
-    ax_hist.set_title(f"{mask.sum()} of {len(mask)} edges flagged ({100 * mask.mean():.1f}%); "
-                      f"{(~mask).sum()} have gamma = 0", fontsize="medium")
-    ax_emb.scatter(xy[:, 0], xy[:, 1], s=12, color="0.6", zorder=2)
     flagged = np.flatnonzero(mask)
-    top = flagged[np.argsort(-gamma[flagged], kind="stable")][:max_drawn]
+    top = flagged[np.argsort(-gamma[flagged], kind="stable")][:n_shown]
+    fig = Figure(figsize=figsize, layout="constrained")
+    columns = max(1, (n_shown + 1) // 2)
+    grid = fig.add_gridspec(2, columns + 1, width_ratios=[1.6] + [1] * columns)
+    ax_hist = fig.add_subplot(grid[:, 0])
+    if mask.any():
+        ax_hist.hist(gamma[mask], bins=40, color="C3")
+    from matplotlib.ticker import MaxNLocator
+
+    ax_hist.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax_hist.set_xlabel(r"outlier shift $|\gamma_c|$ of a flagged comparison")
+    ax_hist.set_ylabel("flagged comparisons")
+    ax_hist.set_title(f"{mask.sum():,} of {len(mask):,} comparisons flagged ({100 * mask.mean():.1f}%)",
+                      fontsize="medium")
     names = graph.object_names
-    for rank, e in enumerate(top):
-        i, j, l, k = graph.edges[e]
-        ax_emb.plot(xy[[i, j], 0], xy[[i, j], 1], color="C3", lw=1.2, alpha=0.8, zorder=3,
-                    label="called closer" if rank == 0 else None)
-        ax_emb.plot(xy[[l, k], 0], xy[[l, k], 1], color="0.3", lw=0.8, ls=":", zorder=3,
-                    label="called farther" if rank == 0 else None)
-    if len(top) and names is not None:
-        shown = np.unique(graph.edges[top[: min(8, len(top))]])
-        for o in shown:
-            ax_emb.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7)
+    votes, opposing = graph.votes, graph.opposing_votes
+    span = np.ptp(xy, axis=0).max() if len(xy) else 1.0
+    for rank in range(min(n_shown, 2 * columns)):
+        ax = fig.add_subplot(grid[rank // columns, 1 + rank % columns])
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if rank >= len(top):
+            ax.set_axis_off()
+            continue
+        e = top[rank]
+        i, j, l, k = (int(v) for v in graph.edges[e])
+        members = np.unique([i, j, l, k])
+        centre = xy[members].mean(axis=0)
+        half = max(np.abs(xy[members] - centre).max() * 1.35, 0.08 * span)
+        ax.scatter(xy[:, 0], xy[:, 1], s=4, color="0.82", zorder=1, rasterized=len(xy) > 2000)
+        ax.plot(xy[[i, j], 0], xy[[i, j], 1], color="C3", lw=2, zorder=3, solid_capstyle="round")
+        ax.plot(xy[[l, k], 0], xy[[l, k], 1], color="0.25", lw=1.2, ls="--", zorder=3)
+        ax.scatter(xy[members, 0], xy[members, 1], s=22, color="k", zorder=4)
+        for o in members:
+            text = str(names[o]) if names is not None else f"#{o}"
+            ax.annotate(text if len(text) <= 18 else text[:17] + "…", xy[o], xytext=(3, 3),
+                        textcoords="offset points", fontsize=7, zorder=5,
+                        bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
+        ax.set_xlim(centre[0] - half, centre[0] + half)
+        ax.set_ylim(centre[1] - half, centre[1] + half)
+        ax.set_aspect("equal")
+        ax.set_title(f"{rank + 1}. votes {votes[e]:g} for, {opposing[e]:g} against\n"
+                     rf"$|\gamma|$ = {gamma[e]:.2f}", fontsize=8)
     if len(top):
-        ax_emb.legend(fontsize="small", loc="best")
-    ax_emb.set_xlabel(axis_note)
-    ax_emb.set_aspect("equal", adjustable="datalim")
-    ax_emb.set_title(f"the {len(top)} most suspicious comparisons", fontsize="medium")
-    fig.suptitle(title or "Outliers")
+        from matplotlib.lines import Line2D
+
+        fig.legend(handles=[Line2D([], [], color="C3", lw=2, label="pair called closer"),
+                            Line2D([], [], color="0.25", lw=1.2, ls="--", label="pair called farther")],
+                   loc="outside lower right", ncols=2, fontsize="small", frameon=False)
+    fig.suptitle(title or f"Outliers: the {len(top)} most suspicious comparisons on the map ({axis_note})")
     return fig
 
 
@@ -190,4 +230,4 @@ def save_figure(fig: Figure, path, formats: Sequence[str] = ("png",), dpi: int =
     return written
 
 
-__all__ = ["plot_embedding", "plot_outliers", "plot_annotators", "save_figure", "project_2d"]
+__all__ = ["plot_embedding", "plot_outliers", "plot_annotators", "save_figure", "project_2d", "axis_titles"]

@@ -19,8 +19,8 @@ class NoBrowser(RuntimeError):
     """Selenium, Chromium or chromedriver is missing."""
 
 
-def start_chrome(width: int = 1400, height: int = 1300):
-    """A headless Chromium session with console and network logs (raises :class:`NoBrowser`)."""
+def start_chrome(width: int = 1400, height: int = 1300, network_log: bool = True):
+    """A headless Chromium session with console (and network) logs; raises :class:`NoBrowser`."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.options import Options
@@ -37,9 +37,11 @@ def start_chrome(width: int = 1400, height: int = 1300):
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 f"--window-size={width},{height}", "--hide-scrollbars"):
         options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if network_log else {})})
     # an explicit driver path: Selenium Manager never downloads anything
-    return webdriver.Chrome(service=Service(driver), options=options)
+    chrome = webdriver.Chrome(service=Service(driver), options=options)
+    chrome.set_page_load_timeout(300)
+    return chrome
 
 
 def open_report(chrome, path, timeout: float = 120.0) -> float:

@@ -30,7 +30,7 @@ GREY = "#c7c7c7"
 def project(data: ReportData, axes=None) -> tuple[np.ndarray, tuple[str, str]]:
     """The shown 2-D positions and axis titles: coordinates ``axes`` (0-based pair), or
     by default the coordinates themselves for p <= 2 and the first two principal ones above."""
-    from ..plotting import project_2d
+    from ..plotting import axis_titles, project_2d
 
     X = data.coordinates
     p = X.shape[1]
@@ -39,11 +39,7 @@ def project(data: ReportData, axes=None) -> tuple[np.ndarray, tuple[str, str]]:
         if not (0 <= a < p and 0 <= b < p) or a == b:
             raise ValueError(f"axes must be two different coordinates in 0..{p - 1}, got {tuple(axes)}")
         return X[:, [a, b]], (f"coordinate {a + 1}", f"coordinate {b + 1}")
-    xy, note = project_2d(X)
-    if p <= 2:
-        return xy, ("coordinate 1", "coordinate 2" if p == 2 else "(none)")
-    share = note[note.find("("):] if "(" in note else ""
-    return xy, (f"principal coordinate 1 {share}".strip(), "principal coordinate 2")
+    return project_2d(X)[0], axis_titles(X)
 
 
 def categories(labels: pd.Series) -> tuple[np.ndarray, list[str], list[str]]:
