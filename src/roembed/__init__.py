@@ -17,6 +17,7 @@ _EXPORTS = {
                            "RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "ROE"),
     "roembed.uncertainty": ("bootstrap",),
     "roembed.dimension": ("select_dimension",),
+    "roembed.report": ("write_report",),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = ["__version__", *_WHERE]

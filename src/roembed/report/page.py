@@ -140,13 +140,12 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     annotator_names, pair_source, annotator_source = [], None, None
     if data.edge_annotators is not None:
         known = [] if data.annotators is None else data.annotators["annotator"].astype(str).tolist()
-        extra = sorted(set(data.edge_annotators["annotator"]) - set(known))
+        extra = sorted(set(data.edge_annotators["annotator"].unique().tolist()) - set(known))
         annotator_names = known + extra
-        code = pd.Series(np.arange(len(annotator_names)), index=annotator_names)
         pairs = data.edge_annotators.sort_values("edge", kind="stable")
+        codes = pd.Index(annotator_names).get_indexer(pairs["annotator"].to_numpy(dtype=object))
         columns["n_annotators"] = _compact(np.bincount(pairs["edge"].to_numpy(), minlength=m))
-        pair_source = ColumnDataSource({"code": _compact(code[pairs["annotator"]].to_numpy())},
-                                       name="edge_annotators")
+        pair_source = ColumnDataSource({"code": _compact(codes)}, name="edge_annotators")
 
     # ---- the map
     tools = "pan,wheel_zoom,box_zoom,reset,save"
@@ -350,7 +349,10 @@ FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "co
 def header_html(data: ReportData, title: str) -> str:
     s = data.summary
     facts = [f"{label} <b>{html.escape(_fmt(s[key]))}</b>" for key, label in FACTS if s.get(key) is not None]
-    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in data.notes)
+    unused = int((data.objects["n_responses"] == 0).sum())
+    extra = [f"{unused:,} objects appear in no comparison: their positions are arbitrary, so the map leaves "
+             f"them out (the tables list them)."] if unused else []
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in (*data.notes, *extra))
     return (f'<header><h1>{html.escape(title)}</h1><p class="facts">{" &middot; ".join(facts)}</p>{notes}'
             f'</header>')
 
