@@ -12,8 +12,9 @@ is its own:
 * ``process_bytes``: the whole process's peak (data, Python, numba, torch included);
 * ``cuda_peak_bytes`` (torch on CUDA): ``torch.cuda.max_memory_allocated`` during ``fit``.
 
-Times are wall seconds of ``fit`` (aggregation included), with ``/proc/loadavg``
-before and after; medians over ``--runs``.  With more than one size, the growth
+Times are wall seconds of ``fit`` (aggregation included) and the process's CPU seconds
+(all threads; less sensitive to a shared machine's load), with ``/proc/loadavg`` before
+and after; medians over ``--runs``.  With more than one size, the growth
 exponent of time (and of time per iteration) in ``m`` is fitted by least squares on
 log-log and printed.  ``--cblearn PYTHON`` adds cblearn's SOE (the non-robust peer;
 ``--cblearn-n-init`` restarts, 1 by default, its default being 10) in that
@@ -102,12 +103,15 @@ def fit_roembed(data, spec):
     train = Comparisons(data["train"], n_objects=n)
     test = Comparisons(data["test"], n_objects=n)
     params = dict(random_state=spec["seed"])
+    cuda = False
     if spec["solver"] == "torch":
         import torch
 
-        params.update(solver="torch", device=spec["device"], dtype=spec["dtype"])
-        torch.zeros(1, device=spec["device"] or "cpu")  # initialise the backend before the baseline
-        if torch.device(spec["device"] or "cpu").type == "cuda":
+        device = torch.device(spec["device"] or ("cuda" if torch.cuda.is_available() else "cpu"))
+        params.update(solver="torch", device=str(device), dtype=spec["dtype"])
+        torch.zeros(1, device=device)  # initialise the backend before the baseline
+        cuda = device.type == "cuda"
+        if cuda:
             torch.cuda.reset_peak_memory_stats()
     est = RobustOrdinalEmbedding(spec["p"], **params)
 
@@ -119,8 +123,11 @@ def fit_roembed(data, spec):
     def result():
         row = dict(n_iter=int(est.n_iter_), lam=float(est.lam_), test_error=1.0 - est.score(test),
                    outliers=int(est.outlier_mask_.sum()))
-        if spec["solver"] == "torch" and torch.device(spec["device"] or "cpu").type == "cuda":
-            row["cuda_peak_bytes"] = int(torch.cuda.max_memory_allocated())
+        if spec["solver"] == "torch":
+            row["device"] = str(device)
+        if cuda:
+            row.update(cuda_peak_bytes=int(torch.cuda.max_memory_allocated()), device=str(device),
+                       gpu=torch.cuda.get_device_name(device))
         return row
     return len(train), fit, result
 
@@ -154,14 +161,15 @@ def child(spec: dict) -> dict:
     gc.collect()
     exact = _reset_peak()
     before, load_before = _status_bytes("VmRSS"), _loadavg()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     fit()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     peak = _status_bytes("VmHWM")
-    row = dict(solver=spec["solver"], device=str(spec["device"] or "cpu"),
+    row = dict(solver=spec["solver"], device="cpu" if spec["solver"] != "torch" else str(spec["device"]),
                dtype=spec["dtype"] if spec["solver"] == "torch" else "float64", n=int(data["n"]), m=m, p=spec["p"],
-               seed=spec["seed"], seconds=seconds, fit_bytes=max(peak - before, 0), process_bytes=peak,
-               peak_exact=exact, loadavg_before=load_before, loadavg_after=_loadavg(), **result())
+               seed=spec["seed"], seconds=seconds, cpu_seconds=cpu_seconds, fit_bytes=max(peak - before, 0), process_bytes=peak,
+               peak_exact=exact, loadavg_before=load_before, loadavg_after=_loadavg(), cpus=os.cpu_count())
+    row.update(result())
     if spec["solver"] != "cblearn":
         import numba
 
@@ -210,6 +218,8 @@ def growth(summary) -> list[dict]:
         logm = np.log([s["m"] for s in sel])
         row = dict(solver=solver, sizes=f"{sel[0]['m']:.0e}..{sel[-1]['m']:.0e}", points=len(sel),
                    time_exponent=float(np.polyfit(logm, np.log([s["seconds"] for s in sel]), 1)[0]))
+        if all(s.get("cpu_seconds") for s in sel):
+            row["cpu_time_exponent"] = float(np.polyfit(logm, np.log([s["cpu_seconds"] for s in sel]), 1)[0])
         if all(s.get("seconds_per_iter") for s in sel):
             row["per_iteration_exponent"] = float(np.polyfit(logm, np.log([s["seconds_per_iter"] for s in sel]), 1)[0])
         fits.append(row)
@@ -217,10 +227,12 @@ def growth(summary) -> list[dict]:
 
 
 TABLE = {"solver": "", "device": "", "dtype": "", "n": ".0f", "m": ".0f", "runs": ".0f", "seconds": ".2f",
+         "cpu_seconds": ".1f",
          "time_vs_roembed": ".2f", "n_iter": ".0f", "seconds_per_iter": ".3f", "test_error": ".4f",
          "fit_per_comparison": ".0f", "process_per_comparison": ".0f", "cuda_peak_per_comparison": ".0f",
          "loadavg": ""}
-GROWTH = {"solver": "", "sizes": "", "points": ".0f", "time_exponent": ".3f", "per_iteration_exponent": ".3f"}
+GROWTH = {"solver": "", "sizes": "", "points": ".0f", "time_exponent": ".3f", "cpu_time_exponent": ".3f",
+          "per_iteration_exponent": ".3f"}
 
 
 def table_from(paths) -> None:
