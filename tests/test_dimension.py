@@ -53,3 +53,13 @@ def test_bad_parameters():
         select_dimension(SOE(), planted(1), dimensions=[0, 1])
     with pytest.raises(ValueError, match="n_components"):
         SOE(n_components="three").fit(planted(1))
+
+
+def test_dimension_plot():
+    from roembed.plotting import plot_dimension_selection
+
+    sel = select_dimension(SOE(max_iter=200, random_state=0), planted(2), dimensions=[1, 2, 3], cv=3, patience=None,
+                           random_state=0)
+    fig = plot_dimension_selection(sel)
+    line = fig.axes[0].lines[0]
+    assert list(line.get_xdata()) == [1, 2, 3]

@@ -33,15 +33,17 @@ contaminated too, but equally for every dimension, so the comparison stays paire
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from threadpoolctl import threadpool_limits
 
+from ._threads import limit_threads
 from .data import as_comparisons
+from .data.diagnostics import DataWarning
 from .metrics import satisfied
 from .model_selection import GroupedKFold
 
@@ -64,7 +66,8 @@ class DimensionSelection:
 
 def _fold_fit(estimator, comparisons, train, test, threads, init=None):
     """Fits on ``train`` (from ``init`` if given); ``(embedding, training objective, 1 per violated test response)``."""
-    with threadpool_limits(limits=threads):
+    with limit_threads(threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # a fold is a subset: the full fit warns about the data once
         est = clone(estimator)
         if init is not None:
             est.set_params(init=init)

@@ -81,19 +81,51 @@ def _cmap_colours(name: str):
     return list(colormaps[name].colors)
 
 
+def _plane(X: np.ndarray) -> np.ndarray:
+    """The (p, 2) basis :func:`project_2d` projects on (the coordinates for p <= 2, else principal axes)."""
+    p = X.shape[1]
+    if p <= 2:
+        return np.eye(p, 2)
+    return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
+
+
+def _draw_regions(ax, X: np.ndarray, uncertainty, colour="0.55") -> None:
+    """Each object's confidence region as an ellipse: its shadow on the plotted plane."""
+    from matplotlib.patches import Ellipse
+
+    V = _plane(X)
+    centres, cov = uncertainty.ellipses_2d(V)
+    if X.shape[1] > 2:
+        centres = centres - X.mean(axis=0) @ V  # project_2d centres the principal coordinates
+    used = np.zeros(len(X), bool)
+    used[uncertainty.used_objects] = True
+    for o in np.flatnonzero(used):
+        vals, vecs = np.linalg.eigh(cov[o])
+        vals = np.sqrt(np.clip(vals, 0.0, None))
+        angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
+        ax.add_patch(Ellipse(centres[o], 2 * vals[-1], 2 * vals[0], angle=angle, facecolor=colour, alpha=0.12,
+                             edgecolor=colour, linewidth=0.4, zorder=0))
+
+
 def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
                    max_labels: int = 40, max_categories: int = 10, title: str | None = None,
-                   label_title: str | None = None, figsize=(8.0, 7.0)) -> Figure:
+                   label_title: str | None = None, uncertainty=None, figsize=(8.0, 7.0)) -> Figure:
     """Scatter of the embedding (first two coordinates; PCA for p > 2).
 
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
     category per object, e.g. a genre) colour the points, the ``max_categories``
     most frequent get a colour and a legend entry, the rest are grey "other".
+    ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` of this embedding) draws
+    each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane).
     """
+    X = np.asarray(X, dtype=np.float64)
     xy, axis_note = project_2d(X)
     n = len(xy)
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
+    if uncertainty is not None and X.shape[1] >= 2:
+        _draw_regions(ax, X, uncertainty)
+        axis_note += f"; shaded: {100 * uncertainty.confidence:.0f}% regions"
     if labels is not None:
         if len(labels) != n:
             raise ValueError(f"got {len(labels)} labels for {n} objects")
@@ -119,6 +151,43 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     ax.set_ylabel(ylabel)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title or f"Embedding of {n} objects")
+    return fig
+
+
+def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:
+    """Held-out error against the dimension (:func:`roembed.dimension.select_dimension`), with the
+    one-standard-error bars of the paired differences to the best and the chosen dimension marked."""
+    t = selection.table
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    ax.errorbar(t["n_components"], t["error"], yerr=t["se_vs_best"], marker="o", color="C0", capsize=3)
+    chosen = t[t["chosen"]]
+    ax.scatter(chosen["n_components"], chosen["error"], s=120, facecolor="none", edgecolor="C3", zorder=3,
+               label=f"chosen: {selection.n_components} ({selection.rule})")
+    ax.set_xlabel("dimension")
+    ax.set_ylabel("held-out error (query-grouped CV)")
+    ax.set_xticks(t["n_components"].tolist())
+    ax.legend(frameon=False)
+    ax.set_title(title or "Error against dimension")
+    return fig
+
+
+def plot_flag_frequency(flags: pd.DataFrame, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:
+    """Histogram of how often each comparison is flagged across bootstrap replicates, split by
+    whether the full fit flags it (:meth:`roembed.uncertainty.BootstrapResult.flag_frequency`)."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    bins = np.linspace(0, 1, 21)
+    freq = flags["flag_frequency"].to_numpy(dtype=float)
+    full = flags["flagged_in_full_fit"].to_numpy(dtype=bool)
+    ok = ~np.isnan(freq)
+    ax.hist([freq[ok & ~full], freq[ok & full]], bins=bins, stacked=True, color=["0.6", "C3"],
+            label=[f"not flagged by the full fit ({(~full).sum()})", f"flagged by the full fit ({full.sum()})"])
+    ax.set_yscale("log")
+    ax.set_xlabel("share of replicates that flag the comparison")
+    ax.set_ylabel("comparisons")
+    ax.legend(frameon=False, fontsize="small")
+    ax.set_title(title or "Outlier flags across bootstrap replicates")
     return fig
 
 

@@ -59,6 +59,7 @@ backend or the number of workers.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,9 +67,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.stats import chi2, f as f_dist
 from sklearn.base import clone
-from threadpoolctl import threadpool_limits
 
+from ._threads import limit_threads
 from .data import Comparisons, as_comparisons
+from .data.diagnostics import DataWarning
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
 
@@ -124,7 +126,8 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
                full_response_edge: np.ndarray, annotator_code, k: int, threads: int, warm_start: bool) -> dict:
     """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
     sample, in_bag = resample(comparisons, units, seed)
-    with threadpool_limits(limits=threads):
+    with limit_threads(threads), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataWarning)  # a resample is a subset: the full fit warned about the data
         est = clone(estimator)
         est = (_warm(est, reference) if warm_start else est.set_params(random_state=seed)).fit(sample)
         X = np.asarray(est.embedding_, dtype=np.float64)
@@ -306,8 +309,6 @@ class BootstrapResult:
         a = self.annotator_agreement
         lo, hi = (1 - self.confidence) / 2, (1 + self.confidence) / 2
         with np.errstate(all="ignore"):
-            import warnings
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 table = pd.DataFrame({

@@ -14,6 +14,7 @@ from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
 from ..data.io import sniff_separator
+from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
 from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_outliers, make_estimator, \
     open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
@@ -108,8 +109,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
 @click.argument("comparisons", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--dim", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Embedding dimension.")
+@click.option("--dim", type=DimensionType(), default=2, show_default=True,
+              help="Embedding dimension, or 'auto': chosen by 5-fold query-grouped cross-validation "
+                   "(one-standard-error rule; writes dimensions.csv and dimensions.png).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if missing).")
 @click.option("--encoding", default="utf-8", show_default=True,
@@ -135,13 +137,20 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--label-column", default=None, help="Column of --labels to colour by.")
 @click.option("--skip-invalid", is_flag=True,
               help="Drop invalid rows (reporting how many and the first few) instead of stopping at the first.")
+@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Bootstrap replicates (0: none): per-object 90% regions and stability (uncertainty.csv, "
+                   "uncertainty.png), flag frequencies, annotator intervals.")
+@click.option("--bootstrap-unit", type=click.Choice(["query", "annotator", "object", "query+annotator"]),
+              default="query", show_default=True, help="What the bootstrap resamples.")
+@click.option("--jobs", type=click.IntRange(min=-1), default=1, show_default=True,
+              help="Parallel processes for --bootstrap and --dim auto (-1: all cores).")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
 @click.option("--report", "html_report", is_flag=True,
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
-        label_column, skip_invalid, svg, html_report, quiet, verbose):
+        label_column, skip_invalid, n_bootstrap, bootstrap_unit, jobs, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
@@ -153,7 +162,9 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     outliers.csv (flagged comparisons with votes, annotators and gamma),
     annotators.csv (when the file has annotator ids), summary.json, the plots
     embedding.png, outliers.png, annotators.png, and with --report report.html
-    (see `roembed report`).  Exit code 2 on bad input.
+    (see `roembed report`); --dim auto adds dimensions.csv/.png, --bootstrap N adds
+    uncertainty.csv/.png, flag_frequency.csv/.png and annotator_intervals.csv.
+    Exit code 2 on bad input.
     """
     started = time.perf_counter()
     for path in (*comparisons, names, labels):
@@ -161,6 +172,11 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
     lam = parse_lam(lam)
+    if n_bootstrap == 1:
+        raise BadInput("--bootstrap 1: a bootstrap needs at least 2 replicates")
+    if n_bootstrap and annotator_rounds:
+        raise BadInput("--bootstrap cannot be combined with --annotator-rounds (replicates are not reweighted)")
+    extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, jobs=jobs)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
@@ -170,7 +186,7 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     try:
         summary = _fit_and_write(output.folder, list(comparisons), encoding, dim, names, method, loss, lam, seed, holdout, max_iter,
                                  annotator_rounds, labels, label_column, skip_invalid, svg, verbose, quiet,
-                                 estimator, started, html_report=html_report)
+                                 estimator, started, html_report=html_report, **extras)
         output.commit()
     except BaseException:
         output.discard()
@@ -189,7 +205,7 @@ def check_input_file(path: Path | None) -> None:
 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
-                   html_report=False) -> dict:
+                   html_report=False, n_bootstrap=0, bootstrap_unit="query", jobs=1) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding)
@@ -205,7 +221,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                      f"comparison; fitting those {len(used)} (embedding.csv keeps their ids)")
         data, object_ids = data.drop_unused_objects(), used
         label_values = None if label_values is None else [label_values[o] for o in used]
-    if dim >= len(used):
+    if dim != "auto" and dim >= len(used):
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
                        f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
     try:
@@ -239,6 +255,23 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     files, table = write_results(estimator, folder, labels=label_values, label_title=label_column,
                                  formats=("png", "svg") if svg else ("png",), reliability=reliability,
                                  object_ids=object_ids, groups=groups)
+    formats = ("png", "svg") if svg else ("png",)
+    extra = {}
+    if dim == "auto":
+        more, part = write_dimension_selection(estimator, folder, formats)
+        files += more
+        extra.update(part)
+        say(f"dimension {part['dim_selected']} chosen (least held-out error at {part['dim_least_error']}); "
+            "see dimensions.csv")
+    if n_bootstrap:
+        try:
+            with collected_warnings(), progress(not quiet, f"bootstrap {n_bootstrap}"):
+                more, part = write_bootstrap(estimator, train, n_bootstrap, bootstrap_unit, seed, jobs, folder,
+                                             formats, object_ids, estimator.object_names_, label_values)
+        except InvalidComparisonsError as exc:
+            raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {exc}") from None
+        files += more
+        extra.update(part)
     weighted = not np.all(train.weight == train.weight[0])
     summary = {
         "output_format": OUTPUT_FORMAT,
@@ -260,6 +293,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "n_outliers": int(estimator.outlier_mask_.sum()) if has_outliers(estimator) else None,
         "n_suspect_annotators": None if table is None else int(table["suspect"].sum()),
         "reweighting_rounds": None if rounds is None else rounds.to_dict(orient="records"),
+        **extra,
         "warnings": [line.removeprefix("warning: ") for line in notes],
         "seconds": round(time.perf_counter() - started, 3),
     }

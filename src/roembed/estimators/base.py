@@ -87,7 +87,8 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
         return self
 
     def _check_params(self) -> None:
-        check_param("n_components", self.n_components, low=1, integer=True)
+        if not (isinstance(self.n_components, str) and self.n_components == "auto"):
+            check_param("n_components", self.n_components, low=1, integer=True)
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

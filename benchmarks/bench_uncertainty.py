@@ -1,0 +1,212 @@
+"""Bootstrap uncertainty: coverage, cost, Dask workers, and stability on the music data.
+
+Sections (``--sections``, all by default):
+
+``coverage``
+    The paper's synthetic protocol (100 objects, 10,000 training triplets with 15-50 votes
+    each) at p = 2 and p = 10, clean and with 25% ``spammers``; the default
+    ``RobustOrdinalEmbedding(p)``; ``roembed.bootstrap`` with 100 replicates by query at 90%:
+    the share of objects whose true position (aligned to the full fit by Procrustes with
+    scaling) lies in its region, for the default ``"hotelling"`` calibration and the
+    textbook ``"chi2"`` one (same replicates).  The wall time of the p = 10 runs is the cost
+    target (100 replicates, 2 processes).  Seeds 0.. (exploration used 1001, 1002).
+``cost``
+    CPU seconds per replicate (serial, ``time.process_time``) of the paper's problem (p = 10,
+    25% spammers), and the 100-replicate time on 2 cores it implies when the machine is idle
+    (the wall times above are inflated by whatever else runs: see the load column).
+``dask``
+    The same bootstrap (p = 10, spammers, ``--dask-replicates``) on a ``LocalCluster`` with 1
+    and then 2 worker processes (one thread each, data scattered once), against serial: the
+    time ratio, and whether the replicates are identical.
+``music``
+    The aset400 music triplets (``--music PATH``), p = 2, 100 replicates: per-artist stability
+    against the number of comparisons the artist is in (Spearman rank correlation), and the
+    picture for the README (``--figure``).
+
+The machine load (``/proc/loadavg``) is recorded beside every time.
+Prints a table and writes JSON (``--out``, default benchmarks/out/uncertainty.json).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _results import finish  # noqa: E402
+
+
+def load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
+
+
+def coverage_runs(seeds, dims, settings, replicates, n_jobs):
+    from roembed import RobustOrdinalEmbedding, bootstrap
+    from roembed.experiments import make_synthetic
+
+    rows = []
+    for seed in seeds:
+        for dim in dims:
+            for setting in settings:
+                rate, model = (0.25, "spammers") if setting == "spammers" else (0.0, "vote")
+                data = make_synthetic(dim=dim, rate=rate, model=model, n_test=1000, random_state=seed)
+                est = RobustOrdinalEmbedding(dim, random_state=seed)
+                t0 = time.perf_counter()
+                res = bootstrap(est, data.train, replicates, n_jobs=n_jobs, random_state=seed)
+                seconds = time.perf_counter() - t0
+                row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, seconds=seconds, load=load(),
+                           coverage=res.coverage(data.X_true))
+                res.calibration = "chi2"
+                row["coverage_chi2"] = res.coverage(data.X_true)
+                row["stability_median"] = float(np.nanmedian(res.stability()))
+                row["heldout_error"] = res.heldout_error().value
+                rows.append(row)
+                print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+    return rows
+
+
+def cost_run(replicates, seed=0):
+    from roembed import RobustOrdinalEmbedding, bootstrap
+    from roembed.experiments import make_synthetic
+
+    data = make_synthetic(dim=10, rate=0.25, model="spammers", n_test=1000, random_state=seed)
+    est = RobustOrdinalEmbedding(10, random_state=seed)
+    full = RobustOrdinalEmbedding(**est.get_params()).fit(data.train)
+    c0, t0 = time.process_time(), time.perf_counter()
+    bootstrap(est, data.train, replicates, fitted=full, n_jobs=1, random_state=seed)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    row = dict(replicates=replicates, cpu_per_replicate=cpu / replicates, wall_per_replicate=wall / replicates,
+               implied_100_on_2_cores=100 * cpu / replicates / 2, load=load())
+    print(row, flush=True)
+    return row
+
+
+def dask_runs(replicates, seed=0):
+    import dask
+    import joblib
+    from distributed import Client, LocalCluster
+
+    from roembed import RobustOrdinalEmbedding, bootstrap
+    from roembed.experiments import make_synthetic
+
+    data = make_synthetic(dim=10, rate=0.25, model="spammers", n_test=1000, random_state=seed)
+    est = RobustOrdinalEmbedding(10, random_state=seed)
+    full = est.__class__(**est.get_params()).fit(data.train)
+    t0 = time.perf_counter()
+    serial = bootstrap(est, data.train, replicates, fitted=full, n_jobs=1, random_state=seed)
+    rows = [dict(workers="serial", seconds=time.perf_counter() - t0, load=load(), identical=True)]
+    env = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    for workers in (1, 2):
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}):
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, env=env)
+        with Client(cluster):
+            with joblib.parallel_config(backend="dask", scatter=[data.train]):
+                bootstrap(est, data.train, 2, fitted=full, n_jobs=-1, random_state=seed + 1)  # warm the workers
+                t0 = time.perf_counter()
+                res = bootstrap(est, data.train, replicates, fitted=full, n_jobs=-1, random_state=seed)
+                seconds = time.perf_counter() - t0
+        cluster.close()
+        rows.append(dict(workers=workers, seconds=seconds, load=load(),
+                         identical=bool(np.array_equal(res.replicates, serial.replicates))))
+        print(rows[-1], flush=True)
+    one = rows[1]["seconds"]
+    for r in rows:
+        r["speedup_vs_1_worker"] = one / r["seconds"]
+    return rows
+
+
+def music_run(path, replicates, n_jobs, figure):
+    from scipy.stats import spearmanr
+
+    from roembed import RobustOrdinalEmbedding, bootstrap, load_music, load_music_genres
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = load_music(path)
+    est = RobustOrdinalEmbedding(2, random_state=0)
+    t0 = time.perf_counter()
+    res = bootstrap(est, data, replicates, n_jobs=n_jobs, random_state=0)
+    seconds = time.perf_counter() - t0
+    objects = res.objects()
+    rho_stab = spearmanr(objects["stability"], objects["n_comparisons"]).statistic
+    rho_disp = spearmanr(objects["dispersion"], objects["n_comparisons"]).statistic
+    least = objects.nsmallest(20, "stability")
+    row = dict(replicates=replicates, seconds=seconds, load=load(), n_objects=len(objects),
+               spearman_stability_vs_comparisons=float(rho_stab),
+               spearman_dispersion_vs_comparisons=float(rho_disp),
+               median_comparisons=float(objects["n_comparisons"].median()),
+               median_comparisons_20_least_stable=float(least["n_comparisons"].median()),
+               heldout_error=res.heldout_error().value, heldout_low=res.heldout_error().low,
+               heldout_high=res.heldout_error().high)
+    print(row, flush=True)
+    if figure:
+        from roembed.plotting import plot_embedding, save_figure
+
+        genres = load_music_genres(path)
+        labels = [g[0] if g else "" for g in genres.reindex(list(data.object_names)).fillna("").map(
+            lambda g: g if isinstance(g, list) else [])]
+        fig = plot_embedding(res.embedding, names=list(data.object_names), labels=labels, uncertainty=res,
+                             title=f"aset400 music artists: 90% regions from {replicates} query-bootstrap replicates")
+        save_figure(fig, figure)
+        print(f"wrote {figure}")
+    return row, objects
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", nargs="+", default=["coverage", "cost", "dask", "music"],
+                        choices=["coverage", "cost", "dask", "music"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--dims", type=int, nargs="+", default=[2, 10])
+    parser.add_argument("--settings", nargs="+", default=["clean", "spammers"])
+    parser.add_argument("--replicates", type=int, default=100)
+    parser.add_argument("--dask-replicates", type=int, default=20)
+    parser.add_argument("--cost-replicates", type=int, default=10)
+    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--music", type=Path, default=Path("/work/shared/data/music-aset400-ste"))
+    parser.add_argument("--figure", type=Path, default=None, help="Write the music picture here (e.g. docs/figures/"
+                                                                   "music_uncertainty.png).")
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "uncertainty.json")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    payload, summary = {}, []
+    if "coverage" in args.sections:
+        rows = coverage_runs(range(args.seeds), args.dims, args.settings, args.replicates, args.n_jobs)
+        payload["coverage"] = rows
+        for dim in args.dims:
+            for setting in args.settings:
+                sel = [r for r in rows if r["dim"] == dim and r["setting"] == setting]
+                summary.append(dict(what=f"coverage p={dim} {setting}", median=float(np.median([r["coverage"] for r in sel])),
+                                    chi2=float(np.median([r["coverage_chi2"] for r in sel])),
+                                    lo=min(r["coverage"] for r in sel), hi=max(r["coverage"] for r in sel),
+                                    seconds=float(np.median([r["seconds"] for r in sel])), n=len(sel),
+                                    load=sel[-1]["load"]))
+    if "cost" in args.sections:
+        row = cost_run(args.cost_replicates)
+        payload["cost"] = row
+        summary.append(dict(what="cost: CPU s per replicate (p=10 spammers)", median=row["cpu_per_replicate"],
+                            seconds=row["implied_100_on_2_cores"], load=row["load"]))
+    if "dask" in args.sections:
+        rows = dask_runs(args.dask_replicates)
+        payload["dask"] = rows
+        for r in rows:
+            summary.append(dict(what=f"dask workers={r['workers']}", seconds=r["seconds"], load=r["load"],
+                                median=r["speedup_vs_1_worker"], chi2=None, identical=str(r["identical"])))
+    if "music" in args.sections:
+        row, objects = music_run(args.music, args.replicates, args.n_jobs, args.figure)
+        payload["music"] = row
+        payload["music_objects"] = objects.reset_index().to_dict(orient="records")
+        summary.append(dict(what="music spearman(stability, n_comparisons)",
+                            median=row["spearman_stability_vs_comparisons"], seconds=row["seconds"], load=row["load"]))
+    finish(args.out, args, payload.pop("coverage", []), summary,
+           {"what": "", "median": ".3f", "chi2": ".3f", "lo": ".2f", "hi": ".2f", "n": "d", "seconds": ".1f",
+            "load": "", "identical": ""}, **payload)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The tables and pictures of ``roembed fit --dim auto`` and ``--bootstrap N`` (see docs/cli.md)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ._report import write_csv
+
+
+class DimensionType(click.ParamType):
+    """A positive integer, or ``auto`` (chosen by query-grouped cross-validation)."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            dim = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a positive integer nor 'auto'", param, ctx)
+        if dim < 1:
+            self.fail(f"{value!r} is not a positive integer", param, ctx)
+        return dim
+
+
+def write_dimension_selection(estimator, folder: Path, formats) -> tuple[list[Path], dict]:
+    """``dimensions.csv`` and ``dimensions.png`` of ``--dim auto``; the summary's part."""
+    from .. import plotting
+
+    selection = estimator.dimension_selection_
+    table = selection.table.copy()
+    table["fold_errors"] = [";".join(f"{e:.6g}" for e in errs) for errs in table["fold_errors"]]
+    files = [write_csv(table, folder / "dimensions.csv")]
+    files += plotting.save_figure(plotting.plot_dimension_selection(selection), folder / "dimensions", formats)
+    return files, {"dim_selected": selection.n_components, "dim_least_error": selection.best,
+                   "dim_rule": selection.rule}
+
+
+def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, jobs: int, folder: Path, formats,
+                    object_ids=None, names=None, labels=None) -> tuple[list[Path], dict]:
+    """Bootstraps the fitted ``estimator`` on ``train`` and writes ``uncertainty.csv`` (per object),
+    ``flag_frequency.csv`` (robust methods), ``annotator_intervals.csv`` (with annotator ids) and the
+    pictures ``uncertainty.png`` and ``flag_frequency.png``; returns the files and the summary's part."""
+    from .. import plotting
+    from ..uncertainty import bootstrap
+
+    result = bootstrap(estimator, train, n_replicates, unit=unit, fitted=estimator, n_jobs=jobs, random_state=seed)
+    objects = result.objects().reset_index()
+    if object_ids is not None:
+        objects["object"] = np.asarray(object_ids)
+    files = [write_csv(objects, folder / "uncertainty.csv")]
+    used = objects["n_comparisons"].to_numpy() > 0
+    plot_names = None if names is None else list(np.asarray(names, dtype=object))
+    fig = plotting.plot_embedding(result.embedding, plot_names, labels, uncertainty=result,
+                                  title=f"{type(estimator).__name__}: {100 * result.confidence:.0f}% regions from "
+                                        f"{n_replicates} bootstrap replicates (by {unit})")
+    files += plotting.save_figure(fig, folder / "uncertainty", formats)
+    if result.flag_counts is not None:
+        flags = result.flag_frequency()
+        files.append(write_csv(flags, folder / "flag_frequency.csv"))
+        files += plotting.save_figure(plotting.plot_flag_frequency(flags), folder / "flag_frequency", formats)
+    if result.annotator_agreement is not None:
+        files.append(write_csv(result.annotators(), folder / "annotator_intervals.csv"))
+    error = result.heldout_error()
+    part = {"bootstrap": {
+        "replicates": n_replicates, "unit": unit, "confidence": result.confidence, "calibration": result.calibration,
+        "out_of_bag_error": error.value, "out_of_bag_error_low": error.low, "out_of_bag_error_high": error.high,
+        "median_stability": float(np.nanmedian(objects.loc[used, "stability"])) if "stability" in objects else None,
+        "least_stable": objects.loc[used].nsmallest(5, "stability")["object"].tolist() if "stability" in objects
+        else [],
+    }}
+    return files, part
+
+
+__all__ = ["DimensionType", "write_dimension_selection", "write_bootstrap"]
