@@ -148,8 +148,7 @@ def music_run(path, replicates, n_jobs, figure):
         from roembed.plotting import plot_embedding, save_figure
 
         genres = load_music_genres(path)
-        labels = [g[0] if g else "" for g in genres.reindex(list(data.object_names)).fillna("").map(
-            lambda g: g if isinstance(g, list) else [])]
+        labels = [g[0] if isinstance(g, list) and g else "" for g in genres.reindex(list(data.object_names))]
         fig = plot_embedding(res.embedding, names=list(data.object_names), labels=labels, uncertainty=res,
                              title=f"aset400 music artists: 90% regions from {replicates} query-bootstrap replicates")
         save_figure(fig, figure)
