@@ -89,8 +89,8 @@ def _plane(X: np.ndarray) -> np.ndarray:
     return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
 
 
-def _draw_regions(ax, X: np.ndarray, uncertainty, colour="0.55") -> None:
-    """Each object's confidence region as an ellipse: its shadow on the plotted plane."""
+def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> None:
+    """Confidence regions as ellipses (their shadows on the plotted plane): every used object, or ``only`` those."""
     from matplotlib.patches import Ellipse
 
     V = _plane(X)
@@ -99,24 +99,28 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, colour="0.55") -> None:
         centres = centres - X.mean(axis=0) @ V  # project_2d centres the principal coordinates
     used = np.zeros(len(X), bool)
     used[uncertainty.used_objects] = True
+    if only is not None:
+        used &= np.isin(np.arange(len(X)), only)
     for o in np.flatnonzero(used):
         vals, vecs = np.linalg.eigh(cov[o])
         vals = np.sqrt(np.clip(vals, 0.0, None))
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
-        ax.add_patch(Ellipse(centres[o], 2 * vals[-1], 2 * vals[0], angle=angle, facecolor=colour, alpha=0.12,
-                             edgecolor=colour, linewidth=0.4, zorder=0))
+        ax.add_patch(Ellipse(centres[o], 2 * vals[-1], 2 * vals[0], angle=angle, facecolor=colour, alpha=0.08,
+                             edgecolor=colour, linewidth=0.6, zorder=0))
 
 
 def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
                    max_labels: int = 40, max_categories: int = 10, title: str | None = None,
-                   label_title: str | None = None, uncertainty=None, figsize=(8.0, 7.0)) -> Figure:
+                   label_title: str | None = None, uncertainty=None, max_regions: int = 60,
+                   figsize=(8.0, 7.0)) -> Figure:
     """Scatter of the embedding (first two coordinates; PCA for p > 2).
 
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
     category per object, e.g. a genre) colour the points, the ``max_categories``
     most frequent get a colour and a legend entry, the rest are grey "other".
     ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` of this embedding) draws
-    each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane).
+    each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane); with
+    more than ``max_regions`` objects, only those of the named (or, unnamed, of a spread of) objects.
     """
     X = np.asarray(X, dtype=np.float64)
     xy, axis_note = project_2d(X)
@@ -124,8 +128,11 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     if uncertainty is not None and X.shape[1] >= 2:
-        _draw_regions(ax, X, uncertainty)
-        axis_note += f"; shaded: {100 * uncertainty.confidence:.0f}% regions"
+        widths = None if names is None else [0.011 * len(str(s)) + 0.015 for s in names]
+        only = None if n <= max_regions else _spread_labels(xy, min(max_labels, max_regions), widths)
+        _draw_regions(ax, X, uncertainty, only)
+        axis_note += f"; shaded: {100 * uncertainty.confidence:.0f}% regions" + ("" if only is None else
+                                                                              f" of {len(only)} objects")
     if labels is not None:
         if len(labels) != n:
             raise ValueError(f"got {len(labels)} labels for {n} objects")
