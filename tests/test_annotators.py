@@ -30,6 +30,10 @@ def test_wilson_interval_known_values():
     # more votes at the same share: narrower interval
     l1, h1 = wilson_interval(80, 100)
     assert h1 - l1 < high[0] - low[0]
+    # the interval contains the share exactly, also at 0 and 1 (rounding left 1 - 1e-16 above it)
+    for n in (1.49975, 1.69965, 3.5987, 4.49825):  # where the formula gave 1 - 1e-16
+        lo, hi = wilson_interval([0.0, n], [n, n])
+        assert lo[0] == 0.0 and hi[1] == 1.0
 
 
 def test_planted_spammers_found_and_ranked_first(spam, fitted):

@@ -5,7 +5,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
 from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
-from roembed.estimators.robust import auto_cap, edge_weights
+from roembed.estimators.robust import RobustProblem, auto_cap, edge_weights
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
 from roembed.metrics import outlier_precision_recall
@@ -28,12 +28,11 @@ def _edge_flipped(data, graph):
 @pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("weighting", ["vote", "paper"])
 def test_robust_objective_gradient_matches_finite_differences(planted, loss, weighting):
-    est = RobustOrdinalEmbedding(2, loss=loss, lam=0.3, weighting=weighting)
     graph = planted.train[:400].aggregate()
-    est.lam_ = 0.3
-    objective = est._objective(graph)
+    problem = RobustProblem.build(graph, loss, weighting)
+    objective = problem.robust(0.3)
     assert objective.cap is not None
-    distances = PairDistances(graph.pairs, graph.n_objects)
+    distances = problem.distances
     X = np.random.RandomState(0).randn(graph.n_objects, 2)
 
     def f(X):
@@ -55,8 +54,8 @@ def test_robust_objective_gradient_matches_finite_differences(planted, loss, wei
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # gamma(s) is exact at any X
 def test_gamma_is_the_brute_force_minimiser(planted, loss, two_sided):
     est = RobustOrdinalEmbedding(2, loss=loss, lam=0.4, nonneg=not two_sided, alpha=1e-3, max_iter=200,
-                                 random_state=0).fit(planted.train[:600])
-    objective = est._objective(est.graph_)
+                                 weighting="vote", refine=None, random_state=0).fit(planted.train[:600])
+    objective = RobustProblem.build(est.graph_, loss, est.weighting, two_sided).robust(est.lam_)
     d = PairDistances(est.graph_.pairs, est.n_objects_).from_embedding(est.embedding_)
     s = objective.margins(d)
     phi, lam = get_loss(loss), est.lam_
@@ -88,7 +87,8 @@ def test_planted_outliers_are_recovered(planted):
 @pytest.mark.parametrize("refine", [None, 3.0])
 def test_torch_and_numpy_reach_the_same_fit(planted, refine):
     pytest.importorskip("torch")
-    kw = dict(lam=0.5, alpha=1e-3, init="random", max_iter=1000, tol=1e-12, random_state=3, refine=refine)
+    kw = dict(lam=0.5, alpha=1e-3, init="random", max_iter=1000, tol=1e-12, random_state=3, refine=refine,
+              loss="soe", weighting="vote")
     ref = RobustOrdinalEmbedding(2, **kw).fit(planted.train[:800])
     tor = RobustOrdinalEmbedding(2, solver="torch", device="cpu", dtype="float64", **kw).fit(planted.train[:800])
     # same objective, two L-BFGS codes; the non-convex refinement may stop at nearby minima (measured 1.2% apart)
@@ -108,7 +108,10 @@ def test_auto_lam_rule_known_answer():
 def test_auto_lam_is_set_and_used(planted):
     est = RobustOrdinalEmbedding(2, random_state=0, max_iter=200).fit(planted.train[:600])
     assert np.isfinite(est.lam_) and est.lam_ > 0
-    assert np.all(est._outlier_caps(est.graph_) == est.lam_)
+    assert est.chosen_params_["lam"] == est.lam_
+    d = PairDistances(est.graph_.pairs, est.n_objects_).from_embedding(est.embedding_)
+    problem = RobustProblem.build(est.graph_, est.chosen_params_["loss"], est.chosen_params_["weighting"])
+    np.testing.assert_allclose(est.gamma_, problem.robust(est.lam_).evaluate(d)[2])
 
 
 def test_edge_weights_known_answer():
@@ -127,7 +130,8 @@ def test_cv_picks_the_best_validation_candidate(planted):
                                   max_iter=200, random_state=0).fit(planted.train)
     scores = cv.cv_results_["mean_score"]
     assert cv.best_params_ == cv.cv_results_["params"][int(np.argmax(scores))]
-    single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, **{"lam": cv.best_params_["lam"]})
+    single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, loss="soe", weighting="vote",
+                                    refine=None, lam=cv.best_params_["lam"])
     assert single.fit(planted.train).score(planted.validation) == pytest.approx(cv.best_score_)
     np.testing.assert_allclose(cv.embedding_, single.embedding_)
     assert cv.gamma_.shape == (len(cv.graph_),) and cv.lam_ == cv.best_params_["lam"]
@@ -160,7 +164,8 @@ def test_bad_torch_dtype(planted):
 
 def test_refinement_reduces_error_under_reversed_comparisons(planted):
     """The sigmoid stage, started from the robust fit, lowers held-out error on unanimously flipped queries."""
-    base = RobustOrdinalEmbedding(2, lam=2.0, alpha=1e-3, weighting="majority", random_state=0).fit(planted.train)
+    base = RobustOrdinalEmbedding(2, loss="soe", lam=2.0, alpha=1e-3, weighting="majority", refine=None,
+                                  random_state=0).fit(planted.train)
     refined = clone(base).set_params(refine=3.0).fit(planted.train)
     err_base, err_refined = 1 - base.score(planted.test), 1 - refined.score(planted.test)
     assert err_refined < err_base - 0.005, (err_base, err_refined)
@@ -168,7 +173,8 @@ def test_refinement_reduces_error_under_reversed_comparisons(planted):
     assert refined.outlier_mask_.shape == base.outlier_mask_.shape and refined.outlier_mask_.any()
     # the flags are the robust envelope's at the refined embedding
     d = PairDistances(refined.graph_.pairs, refined.n_objects_).from_embedding(refined.embedding_)
-    np.testing.assert_allclose(refined.gamma_, refined._objective(refined.graph_).evaluate(d)[2])
+    problem = RobustProblem.build(refined.graph_, "soe", "majority")
+    np.testing.assert_allclose(refined.gamma_, problem.robust(refined.lam_).evaluate(d)[2])
 
 
 def test_refinement_parameters_are_checked(planted):

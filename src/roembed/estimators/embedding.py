@@ -23,8 +23,9 @@ estimators).  Two solvers share this objective:
     The factored objective with L-BFGS on a torch device (optional extra;
     ``device``/``dtype`` attributes are used where a subclass defines them).
 
-Subclasses choose the loss (``_loss``), the caps (``_outlier_caps``), the
-starting point (``_initial_embedding``) and may add solvers (``_SOLVERS``).
+Every solver is reached through :func:`roembed.solvers.solve` (registry
+``roembed.solvers.SOLVERS``).  Subclasses choose the loss (``_loss``), the caps
+(``_outlier_caps``) and the starting point (``_initial_embedding``).
 """
 from __future__ import annotations
 
@@ -36,8 +37,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..data import ComparisonGraph
 from ..losses import Loss
 from ..objective import PairDistances
-from ..projections import embedding_from_gram
-from ..solvers import minimize_embedding, minimize_gram
+from ..solvers import SOLVERS, solve
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
 
@@ -69,8 +69,6 @@ class LossEmbedding(OrdinalEmbedding):
     default_alpha = 0.0
     alpha_reference_objects = None  # see _alpha
     default_init_scale = 1e-2
-    _SOLVERS = {"factored": "_solve_factored", "lbfgs": "_solve_factored", "gram": "_solve_gram",
-                "torch": "_solve_torch"}
 
     def __init__(self, n_components=2, *, solver="factored", alpha="auto", max_iter=2000, tol=1e-6,
                  init_scale="auto", random_state=None, verbose=0):
@@ -93,8 +91,8 @@ class LossEmbedding(OrdinalEmbedding):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if self.solver not in self._SOLVERS:
-            raise ValueError(f"solver must be one of {sorted(self._SOLVERS)}, got {self.solver!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {self.solver!r}")
         if self.alpha != "auto":
             check_param("alpha", self.alpha, low=0)
         if self.init_scale != "auto":
@@ -103,14 +101,17 @@ class LossEmbedding(OrdinalEmbedding):
         check_param("tol", self.tol, low=0)
 
     def _alpha(self) -> float:
-        """The ridge actually used: ``alpha``, or for ``"auto"`` ``default_alpha``, scaled by
-        ``alpha_reference_objects / n`` on more objects than that when the class sets it."""
+        """The ridge actually used: ``alpha``, or for ``"auto"`` ``default_alpha`` times :meth:`_ridge_scale`."""
         if self.alpha != "auto":
             return float(self.alpha)
+        return float(self.default_alpha) * self._ridge_scale()
+
+    def _ridge_scale(self) -> float:
+        """``alpha_reference_objects / n`` on more objects than that when the class sets it, else 1."""
         n, reference = getattr(self, "n_objects_", None), self.alpha_reference_objects
         if reference is None or n is None or n <= reference:
-            return float(self.default_alpha)
-        return float(self.default_alpha) * reference / n
+            return 1.0
+        return reference / n
 
     # -- fitting -------------------------------------------------------------
     def _objective(self, graph: ComparisonGraph):
@@ -125,43 +126,28 @@ class LossEmbedding(OrdinalEmbedding):
         return random_embedding(graph.n_objects, self.n_components, self.random_state, scale)
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:
-        self.__dict__.pop("gram_", None)  # only the gram solver sets it
         objective = self._objective(graph)
         distances = PairDistances(graph.pairs, graph.n_objects)
-        solve = getattr(self, self._SOLVERS[self.solver])
-        X, result = solve(objective, distances, self._initial_embedding(graph))
-        self._store_result(X, result, objective, distances)
+        result = self._solve(objective, distances, self._initial_embedding(graph))
+        self._store_result(result)
 
-    def _store_result(self, X, result, objective, distances) -> None:
+    def _solve(self, objective, distances, X0, alpha=None):
+        """:func:`roembed.solvers.solve` with this estimator's solver settings (``alpha``: default ``self._alpha()``)."""
+        options = {}
+        if self.solver == "torch":
+            options = dict(device=getattr(self, "device", None), dtype=getattr(self, "dtype", "float64"))
+        return solve(objective, distances, X0, solver=self.solver, alpha=self._alpha() if alpha is None else alpha,
+                     max_iter=self.max_iter, tol=self.tol, callback=self._progress(), **options)
+
+    def _store_result(self, result) -> None:
         if not result.converged:
             warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
                           f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=4)
-        self.embedding_ = X
+        self.embedding_ = result.solution
         self.objective_ = result.objective
         self.n_iter_ = result.n_iter
         self.history_ = np.asarray(result.history)
-
-    def _solve_factored(self, objective, distances, X0, alpha=None):
-        """L-BFGS on ``X``; returns ``(X, SolverResult)`` (``alpha``: the ridge, default ``self._alpha()``)."""
-        alpha = self._alpha() if alpha is None else alpha
-        result = minimize_embedding(objective, distances, X0, alpha=alpha, max_iter=self.max_iter,
-                                    tol=self.tol, callback=self._progress(), method="two-loop")
-        return result.solution, result
-
-    def _solve_torch(self, objective, distances, X0, alpha=None):
-        """L-BFGS on ``X`` with torch (see :mod:`roembed.solvers.torch_lbfgs`)."""
-        from ..solvers.torch_lbfgs import minimize_embedding_torch
-
-        alpha = self._alpha() if alpha is None else alpha
-        result = minimize_embedding_torch(objective, distances, X0, alpha=alpha, max_iter=self.max_iter,
-                                          tol=self.tol, device=getattr(self, "device", None),
-                                          dtype=getattr(self, "dtype", "float64"), callback=self._progress())
-        return result.solution, result
-
-    def _solve_gram(self, objective, distances, X0, alpha=None):
-        """Projected gradient on ``G`` (rank ``n_components``); sets ``gram_``."""
-        alpha = self._alpha() if alpha is None else alpha
-        result = minimize_gram(objective, distances, X0 @ X0.T, self.n_components, alpha=alpha,
-                               max_iter=self.max_iter, tol=self.tol, callback=self._progress())
-        self.gram_ = result.solution
-        return embedding_from_gram(result.solution, self.n_components), result
+        if result.gram is not None:
+            self.gram_ = result.gram
+        else:
+            self.__dict__.pop("gram_", None)  # only the gram solver sets it

@@ -1,8 +1,13 @@
-"""Solvers: each minimises an :class:`~roembed.objective.EdgeObjective` in one parametrisation."""
-from .lbfgs import SolverResult, minimize_embedding
-from .projected_gradient import minimize_gram
+"""Solvers: each minimises an :class:`~roembed.objective.EdgeObjective` in one parametrisation.
 
-__all__ = ["SolverResult", "minimize_embedding", "minimize_gram"]
+:func:`solve` with the registry ``SOLVERS`` is the one entry point the estimators use.
+"""
+from .lbfgs import SolverResult, minimize_embedding
+from .progress import observe_iterations
+from .projected_gradient import minimize_gram
+from .registry import SOLVERS, solve
+
+__all__ = ["SOLVERS", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations", "solve"]
 
 
 def __getattr__(name):

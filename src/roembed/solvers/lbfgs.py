@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,25 +9,12 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from ..objective import EdgeObjective, PairDistances
-
-
-_OBSERVERS: contextvars.ContextVar = contextvars.ContextVar("roembed_iteration_observers", default=())
-
-
-@contextlib.contextmanager
-def observe_iterations(observer):
-    """Calls ``observer(iteration, value)`` after every iteration of every
-    :func:`minimize_embedding` run inside the block (used by progress bars)."""
-    token = _OBSERVERS.set(_OBSERVERS.get() + (observer,))
-    try:
-        yield
-    finally:
-        _OBSERVERS.reset(token)
+from .progress import observe_iterations  # noqa: F401  (its old home; progress bars import it from here)
 
 
 @dataclass
 class SolverResult:
-    """What a solver returns: the solution, its objective and how it got there."""
+    """What a solver returns: the solution, its objective and how it got there (``gram``: the Gram solver's G)."""
 
     solution: np.ndarray
     objective: float
@@ -36,6 +22,7 @@ class SolverResult:
     converged: bool
     history: list = field(default_factory=list)
     message: str = ""
+    gram: np.ndarray | None = None
 
 
 def minimize_embedding(
@@ -84,8 +71,6 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
         history.append(last["value"])
         if callback is not None:
             callback(len(history), last["value"])
-        for observer in _OBSERVERS.get():
-            observer(len(history), last["value"])
 
     if method == "two-loop":
         x, value, n_iter, converged, message = two_loop_lbfgs(

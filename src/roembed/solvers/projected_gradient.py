@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from ..objective import EdgeObjective, PairDistances
 from ..projections import project_psd_rank
-from .lbfgs import _OBSERVERS, SolverResult
+from .lbfgs import SolverResult
 
 
 def gram_value_and_grad(objective: EdgeObjective, distances: PairDistances, G: np.ndarray, alpha: float = 0.0):
@@ -66,8 +66,7 @@ def minimize_gram(
     Stops when the relative decrease of ``F`` in an iteration falls below ``tol``,
     when no step satisfies the Armijo condition (``converged`` is then True if
     the projected step is already negligible), or after ``max_iter`` iterations.
-    ``callback(iteration, value)`` (and any :func:`~roembed.solvers.lbfgs.observe_iterations`
-    observer) is called once per iteration.
+    ``callback(iteration, value)`` is called once per iteration.
     ``blas_threads`` caps the BLAS threads of the eigendecompositions (None: no cap).
     One thread is the default: at these sizes (n in the hundreds) threading gains
     little, and on a loaded 2-core machine the default two BLAS threads made the
@@ -110,8 +109,8 @@ def _minimize_gram(objective, distances, G0, rank, alpha, max_iter, tol, step, s
         t = max(float(np.vdot(S, S)) / sy, t) if bb_step and sy > 0 else 2.0 * t
         G, value, grad = G_new, value_new, grad_new
         history.append(value)
-        for observer in ((callback,) if callback is not None else ()) + _OBSERVERS.get():
-            observer(n_iter, value)
+        if callback is not None:
+            callback(n_iter, value)
         if old - value <= tol * max(abs(old), 1e-300):
             converged, message = True, "relative decrease of the objective below tol"
             break

@@ -86,7 +86,8 @@ class TorchObjective:
         check_on_device([self.objects, self.objective.loss_weight], self.device)
 
     def tensor(self, X):
-        return self.torch.as_tensor(np.asarray(X, dtype=np.float64), device=self.device).to(self.dtype)
+        """A copy of ``X`` on the device (``as_tensor`` would share a float64 CPU array, which L-BFGS then overwrites)."""
+        return self.torch.tensor(np.asarray(X, dtype=np.float64), device=self.device).to(self.dtype)
 
     def value_and_grad(self, X, alpha: float = 0.0):
         """``F(X)`` (0-d float64 tensor) and ``dF/dX``."""

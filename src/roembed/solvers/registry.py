@@ -1,0 +1,79 @@
+r"""One entry point for every embedding solver: :func:`solve` and the registry ``SOLVERS``.
+
+Each solver minimises ``objective(d(X)) + alpha ||X||_F^2`` (``d``: the squared
+pair distances of :class:`~roembed.objective.PairDistances`) from a start ``X0``
+(n x p) and returns a :class:`~roembed.solvers.lbfgs.SolverResult` whose
+``solution`` is an embedding (n x p); the Gram solver also fills ``gram``.
+
+=========  ===========================================================  ==========================
+name       method                                                       options
+=========  ===========================================================  ==========================
+lbfgs      L-BFGS on ``X`` (:func:`~roembed.solvers.minimize_embedding`)  ``method``, ``blas_threads``
+torch      torch's L-BFGS on ``X``, any device (optional extra)          ``device``, ``dtype``
+gram       projected gradient on ``G = X X^T``, rank ``p``               ``blas_threads``
+=========  ===========================================================  ==========================
+
+(``factored`` is an alias of ``lbfgs``.)  FISTA over ``(G, gamma)``
+(:func:`~roembed.solvers.fista.fista_gram`) minimises a different problem -- the
+shifts are variables, with an l1 prox -- so it is not a solver of this registry;
+:class:`~roembed.ROE` calls it directly.
+
+Progress: ``solve`` is the only place that reports iterations -- to ``callback``
+and to every :func:`~roembed.solvers.progress.observe_iterations` observer.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..objective import EdgeObjective, PairDistances
+from .lbfgs import SolverResult, minimize_embedding
+from .progress import reporter
+from .projected_gradient import minimize_gram
+
+
+def _lbfgs(objective, distances, X0, *, alpha, max_iter, tol, callback, method="two-loop", blas_threads=1):
+    return minimize_embedding(objective, distances, X0, alpha=alpha, max_iter=max_iter, tol=tol, callback=callback,
+                              method=method, blas_threads=blas_threads)
+
+
+def _torch(objective, distances, X0, *, alpha, max_iter, tol, callback, device=None, dtype="float64"):
+    from .torch_lbfgs import minimize_embedding_torch
+
+    return minimize_embedding_torch(objective, distances, X0, alpha=alpha, max_iter=max_iter, tol=tol,
+                                    device=device, dtype=dtype, callback=callback)
+
+
+def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_threads=1):
+    from ..projections import embedding_from_gram
+
+    rank = X0.shape[1]
+    result = minimize_gram(objective, distances, X0 @ X0.T, rank, alpha=alpha, max_iter=max_iter, tol=tol,
+                           callback=callback, blas_threads=blas_threads)
+    result.gram = result.solution
+    result.solution = embedding_from_gram(result.gram, rank)
+    return result
+
+
+SOLVERS: dict[str, Callable[..., SolverResult]] = {"lbfgs": _lbfgs, "factored": _lbfgs, "torch": _torch,
+                                                   "gram": _gram}
+
+
+def solve(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, solver: str = "lbfgs",
+          alpha: float = 0.0, max_iter: int = 1000, tol: float = 1e-7, callback=None, **options) -> SolverResult:
+    """Minimises ``objective(d(X)) + alpha ||X||_F^2`` from ``X0`` with the registered ``solver``.
+
+    ``callback(iteration, value)`` and any active observer hear every iteration;
+    ``options`` go to the solver (see the module table).
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+    X0 = np.asarray(X0, dtype=np.float64)
+    if X0.ndim != 2 or X0.shape[0] != distances.n_objects:
+        raise ValueError(f"X0 has shape {X0.shape}, expected ({distances.n_objects}, p)")
+    return SOLVERS[solver](objective, distances, X0, alpha=float(alpha), max_iter=int(max_iter), tol=float(tol),
+                           callback=reporter(callback), **options)
+
+
+__all__ = ["SOLVERS", "solve"]

@@ -1,0 +1,112 @@
+"""The self-tuning default of RobustOrdinalEmbedding: what it chooses, how, and the restarts at low dimension."""
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from roembed import Comparisons, RobustOrdinalEmbedding
+from roembed.estimators.robust import STAGES, stage_refine
+from roembed.experiments.synthetic import make_synthetic
+
+
+@pytest.fixture(scope="module")
+def majority():
+    """40 points in 2-d, 25% of the queries with most of their 3-7 votes flipped."""
+    return make_synthetic(n_objects=40, dim=2, n_train=1500, n_validation=10, n_test=3000, votes=(3, 7), rate=0.25,
+                          model="majority", random_state=5)
+
+
+@pytest.fixture(scope="module")
+def fitted(majority):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
+
+
+def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(fitted):
+    chosen, results = fitted.chosen_params_, fitted.tuning_results_
+    assert set(chosen) >= {"loss", "weighting", "refine", "refine_alpha", "alpha", "lam", "n_init"}
+    assert chosen["lam"] == fitted.lam_ and chosen["n_init"] == 2
+    assert len(results) >= 4 and all(0 <= r["score"] <= 1 for r in results)
+    best = max(results, key=lambda r: r["score"])
+    assert {k: chosen[k] for k in ("loss", "weighting", "refine")} == {k: best[k] for k in ("loss", "weighting",
+                                                                                             "refine")}
+    # the greedy order: every weighting with the first loss; refinements only on the best unrefined fit
+    unrefined = [r for r in results if r["refine"] is None]
+    assert {r["weighting"] for r in unrefined if r["loss"] == "soe"} == {"net", "majority"}
+    top = max(unrefined, key=lambda r: r["score"])
+    assert all((r["loss"], r["weighting"]) == (top["loss"], top["weighting"]) for r in results if r["refine"])
+
+
+def test_the_default_is_the_refit_of_its_choice_on_everything(majority, fitted):
+    c = fitted.chosen_params_
+    explicit = RobustOrdinalEmbedding(2, loss=c["loss"], weighting=c["weighting"], refine=c["refine"],
+                                      refine_alpha=c["refine_alpha"] or "auto", random_state=0, n_init=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        explicit.fit(majority.train)
+    assert explicit.tuning_results_ == []  # nothing left to choose
+    np.testing.assert_allclose(explicit.embedding_, fitted.embedding_)
+    np.testing.assert_array_equal(explicit.outlier_mask_, fitted.outlier_mask_)
+
+
+def test_the_default_beats_the_plain_per_vote_fit_under_majority_flips(majority, fitted):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        old = RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, alpha=1e-4, random_state=0,
+                                     n_init=2).fit(majority.train)
+    assert 1 - fitted.score(majority.test) < 1 - old.score(majority.test)  # measured 0.114 vs 0.120
+
+
+def test_equal_weightings_are_tried_once():
+    data = make_synthetic(n_objects=25, dim=2, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=2)
+    est = RobustOrdinalEmbedding(2, loss="soe", refine=None, random_state=0, n_init=1, annotators=None).fit(data.train)
+    assert [r["weighting"] for r in est.tuning_results_] == []  # one vote per query: net == majority
+    assert est.chosen_params_["weighting"] == "net"
+
+
+def test_too_few_queries_warns_and_uses_the_first_candidates():
+    data = make_synthetic(n_objects=10, dim=2, n_train=30, n_validation=10, n_test=10, votes=(2, 3), rate=0.0,
+                          random_state=1)
+    with pytest.warns(UserWarning, match="too few queries"):
+        est = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(data.train)
+    assert (est.chosen_params_["loss"], est.chosen_params_["weighting"], est.chosen_params_["refine"]) == (
+        "soe", "net", None)
+
+
+def test_restarts_keep_the_lowest_objective_and_recover_a_line():
+    data = make_synthetic(n_objects=30, dim=1, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=3001)
+    est = RobustOrdinalEmbedding(1, random_state=1).fit(data.train)
+    assert len(est.restart_objectives_) == 10  # n_init="auto" at p <= 2
+    assert abs(spearmanr(est.embedding_[:, 0], data.X_true[:, 0])[0]) >= 0.95
+    one = RobustOrdinalEmbedding(1, random_state=1, n_init=1, loss=est.chosen_params_["loss"],
+                                 weighting="net", refine=None).fit(data.train)
+    assert len(one.restart_objectives_) == 1
+
+
+def test_restarts_that_disagree_raise_a_warning():
+    data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=4)
+    with pytest.warns(UserWarning, match="starts reached the best objective"):
+        RobustOrdinalEmbedding(1, loss="soe", weighting="net", refine=None, max_iter=2, n_init=5,
+                               random_state=0).fit(data.train)
+
+
+def test_stages_are_a_plain_sequence():
+    names = [s.__name__ for s in STAGES]
+    assert names == ["stage_plain", "stage_penalty", "stage_robust", "stage_refine", "stage_shifts"]
+    assert stage_refine in STAGES
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(n_init=0), "n_init"), (dict(n_init="many"), "n_init"), (dict(validation_fraction=0.0), "validation"),
+    (dict(validation_fraction=0.95), "validation"), (dict(refine_alpha=-1.0), "refine_alpha"),
+    (dict(weighting="best"), "weighting"), (dict(loss="best"), "unknown loss"),
+])
+def test_bad_parameters(params, match):
+    trip = Comparisons(np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]]), n_objects=3)
+    with pytest.raises(ValueError, match=match):
+        RobustOrdinalEmbedding(2, **params).fit(trip)
