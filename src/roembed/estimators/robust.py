@@ -508,7 +508,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """``(chosen, tuning_results)``: the "auto" parameters resolved on a hold-out of whole queries.
 
         Greedy, cheapest first: the weightings with the first loss; the other losses with the best
-        weighting; then the refinement stage continued from the best fit.  A candidate whose loss
+        weighting; then the refinement stage continued from the best fit.  With ``n_init > 1`` the
+        restarts run once (plain stage of the first candidate) and every candidate starts from the best.  A candidate whose loss
         weights equal an earlier one's (e.g. every query answered once) is skipped.
         """
         p = self.n_components
@@ -517,7 +518,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         refines = [(None, None), *AUTO_REFINES] if _is_auto(self.refine) else [(self.refine, self.refine_alpha)]
         chosen = dict(loss=losses[0], weighting=weightings[0], refine=refines[0][0], refine_alpha=refines[0][1],
                       alpha=self.alpha)
-        weightings = _distinct_weightings(graph, weightings)
+        if _is_auto(self.weighting):
+            weightings = _distinct_weightings(graph, weightings)
         if len(losses) == 1 and len(weightings) == 1 and len(refines) == 1:
             return {**chosen, "weighting": weightings[0]}, []
         try:
@@ -532,10 +534,17 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         inner = train.aggregate()
         results, states = [], {}
 
-        def run(loss_name, weighting):
+        def build(loss_name, weighting):
             loss = _loss_of(loss_name, p)
             problem = RobustProblem.build(inner, loss, weighting, self.two_sided)
-            settings = self._settings(loss, None, self.alpha, None)
+            return problem, dataclasses.replace(self._settings(loss, None, self.alpha, None), n_init=1)
+
+        if self._n_init() > 1:  # the restarts once, with the first candidate; the others start from its best
+            problem, settings = build(losses[0], weightings[0])
+            X0 = stage_plain(problem, dataclasses.replace(settings, n_init=self._n_init()), FitState(X=X0)).X
+
+        def run(loss_name, weighting):
+            problem, settings = build(loss_name, weighting)
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
             results.append(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
@@ -557,15 +566,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
 
 def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
-    """``weightings`` without those whose normalised loss weights equal an earlier one's."""
+    """``weightings`` without those whose normalised loss weights equal an earlier one's or are all zero
+    (``net`` on pure contradiction); ``["vote"]`` when none is left."""
     kept, seen = [], []
     for w in weightings:
         a = edge_weights(graph, w)
-        a = a / a.sum() if a.sum() > 0 else a
+        if a.sum() <= 0:
+            continue
+        a = a / a.sum()
         if not any(np.allclose(a, b) for b in seen):
             kept.append(w)
             seen.append(a)
-    return kept
+    return kept or ["vote"]
 
 
 def likelihood_alpha(loss) -> float:
