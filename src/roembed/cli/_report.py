@@ -112,6 +112,27 @@ def warning_lines(caught, source=None) -> list[str]:
     return lines
 
 
+def chosen_params(estimator) -> dict | None:
+    """What a self-tuning estimator chose (``chosen_params_``, JSON-ready), or None."""
+    chosen = getattr(estimator, "chosen_params_", None)
+    if chosen is None:
+        return None
+    return {k: (getattr(v, "name", v) if not isinstance(v, (np.floating, np.integer)) else v.item())
+            for k, v in chosen.items()}
+
+
+def describe_choice(estimator) -> str | None:
+    """One line saying what the self-tuning default chose, e.g. for ``roembed fit`` and ``demo``."""
+    chosen = chosen_params(estimator)
+    if chosen is None:
+        return None
+    refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
+    tuned = getattr(estimator, "tuning_results_", None)
+    how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
+    return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
+            f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how})")
+
+
 def parse_lam(value: str):
     """``"auto"`` or a positive number, for ``--lam``."""
     if value == "auto":

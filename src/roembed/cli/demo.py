@@ -8,7 +8,8 @@ import click
 
 from . import main
 from ..report.data import OUTPUT_FORMAT
-from ._report import describe_comparison, make_estimator, open_output, progress, write_json, write_results
+from ._report import chosen_params, describe_choice, describe_comparison, make_estimator, open_output, progress, \
+    write_json, write_results
 
 
 @main.command()
@@ -64,6 +65,8 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started):
     precision, recall = scores["precision"], scores["recall"]
     click.echo(f"fitted {type(estimator).__name__} in {fit_seconds:.1f} s: "
                f"held-out triplet error {test_error:.4f}")
+    if describe_choice(estimator):
+        click.echo(describe_choice(estimator))
     click.echo(f"flagged {flagged.sum()} of {len(flagged)} comparisons; against the planted truth: "
                f"precision {precision:.3f}, recall {recall:.3f}")
     if top:
@@ -75,7 +78,8 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started):
     files, table = write_results(estimator, folder, formats=("png", "svg") if svg else ("png",))
     summary = {"output_format": OUTPUT_FORMAT, "model": model, "rate": rate, "seed": seed, "test_error": test_error,
                "outlier_precision": precision, "outlier_recall": recall,
-               "n_flagged": int(flagged.sum()), "n_edges": len(flagged), "lam_used": estimator.lam_}
+               "n_flagged": int(flagged.sum()), "n_edges": len(flagged), "lam_used": estimator.lam_,
+               "chosen": chosen_params(estimator)}
     if table is not None and len(data.spammers):
         found = set(table.loc[table["suspect"], "annotator"].tolist())
         planted = set(data.spammers.tolist())

@@ -15,8 +15,8 @@ from . import main
 from ..data.diagnostics import object_groups
 from ..data.io import sniff_separator
 from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
-from ._report import METHODS, BadInput, collected_warnings, has_annotators, has_outliers, make_estimator, \
-    open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
+from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, has_annotators, \
+    has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
 
 NAME_COLUMNS = ("name", "word", "object", "label", "item")
@@ -248,6 +248,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                 estimator.fit(train)
     except ValueError as exc:
         raise BadInput(f"{comparisons}: {exc}") from None
+    if describe_choice(estimator):
+        say(describe_choice(estimator))
     notes += warning_lines(caught, comparisons)
     for line in notes:
         click.echo(line, err=True)  # never quiet: these say what the result cannot be trusted for
@@ -284,6 +286,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "iterations": getattr(estimator, "n_iter_", None),
         "objective": getattr(estimator, "objective_", None),
         "lam_used": getattr(estimator, "lam_", None),
+        "chosen": chosen_params(estimator),
         "train_error": 1.0 - estimator.score(train),
         "train_error_unweighted": 1.0 - estimator.score(train.with_weight(np.ones(len(train)))),
         "holdout_error": None if test is None else 1.0 - estimator.score(test),
