@@ -126,8 +126,8 @@ def lowdim_trial(p, seed, peers_soe=True):
 
     def quality(X):
         if p == 1:
-            return abs(spearmanr(X[:, 0], data.X_true[:, 0])[0])
-        return procrustes(data.X_true, X)[2]
+            return float(abs(spearmanr(X[:, 0], data.X_true[:, 0])[0]))
+        return float(procrustes(data.X_true, X)[2])
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -146,8 +146,8 @@ def lowdim_trial(p, seed, peers_soe=True):
         cb = cblearn_estimator("SOE", p, seed)
         row["cblearn_SOE_time"] = timed_fit(cb, data.train.triplets, n_objects=30)
         row["cblearn_SOE"] = quality(cb.embedding_)
-    row["ok"] = row["roembed"] >= 0.95 if p == 1 else row["roembed"] <= 1.1 * row["best_of_10_single_starts"]
-    print(json.dumps(row), flush=True)
+    row["ok"] = bool(row["roembed"] >= 0.95 if p == 1 else row["roembed"] <= 1.1 * row["best_of_10_single_starts"])
+    print(json.dumps(row, default=float), flush=True)
     return row
 
 
