@@ -246,7 +246,8 @@ def stage_penalty(problem: RobustProblem, settings: RobustSettings, state: FitSt
     if not _is_auto(settings.lam):
         return dataclasses.replace(state, lam=float(settings.lam))
     plain = state.objective
-    cap = auto_cap(problem.loss, plain.margins(problem.distances.from_embedding(state.X)), plain.loss_weight)
+    step = -(-len(problem.graph) // AUTO_CAP_EDGES)  # a strided sample of the edges beyond AUTO_CAP_EDGES
+    cap = auto_cap(problem.loss, plain.embedding_margins(state.X, problem.distances, step), plain.loss_weight[::step])
     if problem.weighting == "paper":
         cap *= weighted_median(problem.graph.votes, plain.loss_weight)
     return dataclasses.replace(state, lam=cap)
@@ -266,7 +267,7 @@ def stage_refine(problem: RobustProblem, settings: RobustSettings, state: FitSta
 
 def stage_shifts(problem: RobustProblem, settings: RobustSettings, state: FitState) -> FitState:
     """The outlier shifts ``gamma`` of the robust envelope at the final embedding."""
-    _, _, gamma = problem.robust(state.lam).evaluate(problem.distances.from_embedding(state.X))
+    gamma = problem.robust(state.lam).embedding_shifts(state.X, problem.distances)  # chunk by chunk
     return dataclasses.replace(state, gamma=gamma)
 
 
