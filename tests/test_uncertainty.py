@@ -151,5 +151,6 @@ def test_ellipsoid_shadow_for_p_above_2():
     assert cov.shape == (20, 2, 2) and np.allclose(cov, cov.transpose(0, 2, 1))
     assert np.allclose(cov[:, 0, 0], res.covariances[:, 0, 0] * res.radius2)
     table = res.objects()
-    assert "angle" not in table and (table["axis_major"] >= table["radius"]).all()
+    # the major semi-axis is at least the mean radius; equal (up to rounding) where shrinkage made it round
+    assert "angle" not in table and (table["axis_major"] >= table["radius"] * (1 - 1e-9)).all()
     assert len(plot_embedding(res.embedding, uncertainty=res).axes[0].patches) == 20
