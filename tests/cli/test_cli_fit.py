@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from roembed.cli import main
 from roembed.experiments import make_synthetic
+from cli_testkit import one_line_error
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +36,6 @@ def run(*args):
     return result
 
 
-def one_line_error(result, *fragments):
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def test_fit_writes_everything(files, spam):

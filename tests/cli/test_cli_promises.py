@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from roembed.cli import main
 from roembed.experiments import make_synthetic
+from cli_testkit import one_line_error
 
 SRC = str(Path(__import__("roembed").__file__).resolve().parents[1])  # the roembed under test
 
@@ -25,13 +26,6 @@ def run(*args):
     return CliRunner().invoke(main, ["fit", *map(str, args)])
 
 
-def one_line_error(result, *fragments):
-    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-    return lines[0]
 
 
 def check_output_set(out: Path):

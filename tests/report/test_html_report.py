@@ -13,6 +13,7 @@ from roembed.cli import main
 from roembed.experiments import make_synthetic
 from roembed.report import RunFolderError, from_estimator, read_run, summarise, write_report
 from roembed.report.data import OUTPUT_FORMAT
+from cli_testkit import one_line_error
 
 N = 20
 
@@ -145,12 +146,6 @@ def test_thumbnails_are_embedded(fitted, tmp_path):
         thumbnail_column(images, data.objects.assign(name="x", object=np.arange(100, 100 + N)))
 
 
-def one_line_error(result, *fragments):
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def report(*args):
