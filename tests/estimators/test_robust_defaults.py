@@ -69,6 +69,37 @@ def test_equal_weightings_are_tried_once():
     assert est.chosen_params_["weighting"] == "net"
 
 
+def test_weightings_that_differ_in_a_few_edges_are_one_candidate():
+    from roembed.estimators.robust import SAME_WEIGHTING, _distinct_weightings
+
+    rng = np.random.default_rng(0)
+    t = rng.permutation(np.array([(i, j, k) for i in range(30) for j in range(30) for k in range(j + 1, 30)
+                                  if len({i, j, k}) == 3]))[:4000]
+    once = Comparisons(t, n_objects=30).aggregate()
+    assert _distinct_weightings(once, ["net", "majority"]) == ["net"]
+    # one query answered twice and once the other way: net gives that edge 1 vote, majority 1 (same);
+    # a query answered 3 to 1: net 2, majority 1 -- a share of the weight below the tolerance
+    few = np.vstack([t, np.repeat(t[:1], 2, axis=0), t[:1][:, [0, 2, 1]]])
+    assert 0 < 1 / len(few) < SAME_WEIGHTING
+    assert _distinct_weightings(Comparisons(few, n_objects=30).aggregate(), ["net", "majority"]) == ["net"]
+    # every query answered 3 to 1: the weightings really differ
+    many = np.vstack([t, t, t, t[:, [0, 2, 1]]])
+    many = np.vstack([many, np.repeat(t[:2000], 2, axis=0)])  # half the queries 5 to 1, half 3 to 1
+    assert _distinct_weightings(Comparisons(many, n_objects=30).aggregate(), ["net", "majority"]) == [
+        "net", "majority"]
+
+
+def test_the_refinement_ridge_scales_with_the_objects_like_alpha():
+    data = make_synthetic(n_objects=400, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RobustOrdinalEmbedding(2, loss="soe", weighting="net", refine=2.0, n_init=1, random_state=0,
+                                     annotators=None, max_iter=50).fit(data.train)
+    assert est.chosen_params_["refine_alpha"] == pytest.approx(1e-4 * 100 / 400)
+    assert est.chosen_params_["alpha"] == pytest.approx(3e-6 * 100 / 400)
+
+
 def test_too_few_queries_warns_and_uses_the_first_candidates():
     data = make_synthetic(n_objects=10, dim=2, n_train=30, n_validation=10, n_test=10, votes=(2, 3), rate=0.0,
                           random_state=1)

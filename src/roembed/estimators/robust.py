@@ -290,6 +290,7 @@ AUTO_REFINES = ((2.0, 1e-4), (1.5, 1e-5))  # (refine, refine_alpha) pairs tried 
 DEFAULT_REFINE_ALPHA = 1e-4  # refine_alpha="auto" with an explicit refine
 AUTO_ALPHA = {"squared_hinge": 3e-6, "tstudent": 0.0}  # per loss; others: RobustOrdinalEmbedding.default_alpha
 AUTO_RESTARTS = 10  # n_init="auto" for n_components <= 2 (cblearn's SOE restarts as often)
+SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
 
 
@@ -349,7 +350,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         continues the best candidate with the pairs ``AUTO_REFINES`` and keeps one where validation
         prefers it.
     refine_alpha : "auto" or float >= 0
-        Ridge of the refinement stage (``"auto"``: 1e-4, or the chosen pair's with ``refine="auto"``).
+        Ridge of the refinement stage (``"auto"``: 1e-4, or the chosen pair's with ``refine="auto"``; both
+        times ``100 / n`` on ``n > 100`` objects, as ``alpha="auto"``: unscaled, the refinement at 10^6
+        random triplets over 10^4 objects shrank the embedding, scored 0.67-0.70 on validation against
+        0.78 unrefined and ran 870-907 iterations, 70% of the fit's time).
     n_init : "auto" or int >= 1
         Starts of the plain fit, run once on every comparison before the tuning (with the first candidate's
         loss and weighting); the lowest objective is kept and starts every later fit (``"auto"``: 10 for
@@ -437,7 +441,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if _is_auto(alpha):
             alpha = AUTO_ALPHA.get(loss.name, self.default_alpha) * self._ridge_scale()
         if refine_alpha is None or _is_auto(refine_alpha):
-            refine_alpha = DEFAULT_REFINE_ALPHA
+            refine_alpha = DEFAULT_REFINE_ALPHA * self._ridge_scale()
         options = dict(device=self.device, dtype=self.dtype) if self.solver == "torch" else {}
         return RobustSettings(
             lam=self.lam, alpha=float(alpha), plain_start=isinstance(self.init, str) and self.init == "plain",
@@ -495,7 +499,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """The candidate losses, weightings (distinct on this graph) and (refine, refine_alpha) pairs."""
         losses = list(AUTO_LOSSES) if _is_auto(self.loss) else [self.loss]
         weightings = list(AUTO_WEIGHTINGS) if _is_auto(self.weighting) else [self.weighting]
-        refines = [(None, None), *AUTO_REFINES] if _is_auto(self.refine) else [(self.refine, self.refine_alpha)]
+        refines = [(None, None), *((slope, ridge * self._ridge_scale()) for slope, ridge in AUTO_REFINES)] \
+            if _is_auto(self.refine) else [(self.refine, self.refine_alpha)]
         if _is_auto(self.weighting):
             weightings = _distinct_weightings(graph, weightings)
         return losses, weightings, refines
@@ -593,15 +598,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
 
 def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
-    """``weightings`` without those whose normalised loss weights equal an earlier one's or are all zero
-    (``net`` on pure contradiction); ``["vote"]`` when none is left."""
+    """``weightings`` without those whose normalised loss weights are all zero (``net`` on pure
+    contradiction) or differ from an earlier one's by at most ``SAME_WEIGHTING`` in total variation
+    (``0.5 * sum |a - b|``: the share of the loss weight that moves); ``["vote"]`` when none is left.
+    A tolerance, not equality: 10^6 random triplets repeat a handful of queries, and two candidates
+    that differ in those few edges fit the same embedding at twice the cost."""
     kept, seen = [], []
     for w in weightings:
         a = edge_weights(graph, w)
         if a.sum() <= 0:
             continue
         a = a / a.sum()
-        if not any(np.allclose(a, b) for b in seen):
+        if not any(0.5 * np.abs(a - b).sum() <= SAME_WEIGHTING for b in seen):
             kept.append(w)
             seen.append(a)
     return kept or ["vote"]
