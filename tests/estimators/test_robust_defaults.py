@@ -34,7 +34,7 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
                                                                                              "refine")}
     # the greedy order: every weighting with the first loss; refinements only on each weighting's best fit
     unrefined = [r for r in results if r["refine"] is None]
-    assert {r["weighting"] for r in unrefined if r["loss"] == "soe"} == {"net", "majority"}
+    assert {r["weighting"] for r in unrefined if r["loss"] == "soe"} == {"net", "majority", "vote"}
     for r in results:
         if r["refine"] is not None:
             top = max((u for u in unrefined if u["weighting"] == r["weighting"]), key=lambda u: u["score"])
