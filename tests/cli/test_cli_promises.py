@@ -115,12 +115,36 @@ def test_parquet_without_pyarrow_is_one_line(clean_votes, tmp_path, monkeypatch)
     (("--method", "ste", "--loss", "tste"), "--loss does not apply to --method ste"),
     (("--method", "roe", "--loss", "ste"), "--loss does not apply to --method roe"),
     (("--seed", "-1"), "--seed"),
+    (("--method", "soe", "--n-init", "3"), "--n-init does not apply to --method soe"),
+    (("--n-init", "0"), "--n-init"),
 ])
 def test_options_a_method_does_not_take_are_refused(clean_votes, tmp_path, args, fragment):
     result = run(clean_votes, "--out", tmp_path / "o", *args)
     assert result.exit_code == 2 and fragment in result.stderr, result.output
     assert "votes.csv" not in result.stderr  # an option's fault, not the file's
     assert not (tmp_path / "o").exists()
+
+
+def test_n_init_reaches_the_estimator_and_its_warning_names_the_option(clean_votes, tmp_path, monkeypatch):
+    from roembed.estimators import robust
+
+    result = run(clean_votes, "--out", tmp_path / "o", "--n-init", "3", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["chosen"]["n_init"] == 3
+    # every start but the first lands far off: the restart warning, in the CLI's words
+    real = robust.stage_plain
+
+    def spread(problem, settings, state):
+        out = real(problem, settings, state)
+        if settings.n_init > 1:
+            best = out.restart_objectives.min()
+            out.restart_objectives[:] = [best, 2 * best + 1, 3 * best + 1]
+        return out
+
+    monkeypatch.setattr(robust, "stage_plain", spread)
+    result = run(clean_votes, "--out", tmp_path / "p", "--n-init", "3", "--quiet")
+    lines = [line for line in result.stderr.splitlines() if "starts reached" in line]
+    assert result.exit_code == 0 and len(lines) == 1 and "--n-init" in lines[0], result.stderr
 
 
 def test_messages_name_the_real_problem(clean_votes, tmp_path):

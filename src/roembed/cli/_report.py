@@ -30,7 +30,7 @@ class BadInput(click.ClickException):
         click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
 
 
-def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None):
+def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None):
     """The estimator ``method`` with the given options; an option it does not take is bad input
     (never silently ignored)."""
     try:
@@ -39,7 +39,7 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
         raise BadInput(f"method {method!r} is not available in this installation of roembed") from None
     # lam="auto" and loss=None leave the estimator's own default
     options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
-               "max_iter": max_iter}
+               "max_iter": max_iter, "n_init": n_init}
     accepted = cls().get_params()
     for key, value in options.items():
         if value is not None and key not in accepted:
@@ -105,7 +105,7 @@ def warning_lines(caught, source=None) -> list[str]:
     for w in caught:
         if issubclass(w.category, SkippedRowsWarning):
             continue  # reported by the reader's own line
-        text = " ".join(str(w.message).split()).replace("max_iter", "--max-iter")
+        text = " ".join(str(w.message).split()).replace("max_iter", "--max-iter").replace("n_init", "--n-init")
         line = f"warning: {source}: {text}" if source else f"warning: {text}"
         if line not in lines:
             lines.append(line)

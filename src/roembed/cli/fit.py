@@ -130,6 +130,8 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
+@click.option("--n-init", type=click.IntRange(min=1), default=None,
+              help="Starts of the first fit, the lowest objective kept (default: 10 for --dim 1 or 2, else 1).")
 @click.option("--annotator-rounds", type=click.IntRange(min=0), default=0, show_default=True,
               help="Rounds of down-weighting unreliable annotators and refitting (needs annotator ids).")
 @click.option("--labels", type=click.Path(path_type=Path),
@@ -149,7 +151,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds, labels,
+def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, n_init, annotator_rounds, labels,
         label_column, skip_invalid, n_bootstrap, bootstrap_unit, jobs, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
@@ -178,7 +180,7 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
         raise BadInput("--bootstrap cannot be combined with --annotator-rounds (replicates are not reweighted)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, jobs=jobs)
     say = (lambda *a, **k: None) if quiet else click.echo
-    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter)
+    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init)
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
         raise BadInput(f"--annotator-rounds does not apply to --method {method} (only to robust, roe: "
                        "it scores annotators by the outliers they flag)")
