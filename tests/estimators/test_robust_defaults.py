@@ -39,6 +39,7 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
         if r["refine"] is not None:
             top = max((u for u in unrefined if u["weighting"] == r["weighting"]), key=lambda u: u["score"])
             assert r["loss"] == top["loss"]
+    assert {r["weighting"] for r in results if r["refine"] is not None} == {"net", "majority"}  # never "vote"
 
 
 def test_the_default_is_the_refit_of_its_choice_on_everything(majority, fitted):
