@@ -92,6 +92,42 @@ def test_roembed_report_rewrites_the_page_from_the_folder(run_folder, tmp_path):
     assert "coordinate 2" in page and "item07" in page
 
 
+def test_a_report_added_to_a_run_keeps_the_set_promise(run_folder, tmp_path, monkeypatch):
+    import shutil
+
+    from roembed.cli import report as report_cli
+
+    run = tmp_path / "run"
+    shutil.copytree(run_folder, run)
+    (run / "report.html").unlink()
+    summary = json.loads((run / "summary.json").read_text())
+    summary["files"].remove("report.html")
+    (run / "summary.json").write_text(json.dumps(summary))
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+
+    def listed_equals_present():
+        listed = json.loads((run / "summary.json").read_text())["files"]
+        return listed == sorted(p.name for p in run.iterdir())
+
+    # interrupted while writing the page: the run is exactly as it was, no staging folder left
+    def broken(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("roembed.report.write_report", broken)
+    with pytest.raises(KeyboardInterrupt):
+        report_cli.write_folder_report(run)
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before and listed_equals_present()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+    monkeypatch.undo()
+    # finished: the page is in the set and summary.json lists it; every other file is unchanged
+    result = CliRunner().invoke(main, ["report", str(run)])
+    assert result.exit_code == 0, result.stderr
+    assert listed_equals_present() and "report.html" in json.loads((run / "summary.json").read_text())["files"]
+    assert {n: b for n, b in before.items() if n != "summary.json"} == {
+        p.name: p.read_bytes() for p in run.iterdir() if p.name not in ("summary.json", "report.html")}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
 def test_summarise_keeps_each_objects_worst_comparisons(fitted):
     est, _ = fitted
     data = from_estimator(est)

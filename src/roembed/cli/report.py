@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._report import BadInput
+from ._report import BadInput, write_json
 
 
 def parse_axes(value: str | None):
@@ -54,6 +54,8 @@ def write_folder_report(folder: Path, output: Path | None = None, **options) -> 
     options["max_comparisons"] = options.get("max_comparisons") or MAX_COMPARISONS
     output = output or folder / "report.html"
     try:
+        if folder.is_dir() and output.parent.resolve() == folder.resolve():
+            return add_to_run(folder, output.name, lambda path: write_report(folder, path, **options))
         return write_report(folder, output, **options)
     except RunFolderError as exc:
         raise BadInput(str(exc)) from None
@@ -61,3 +63,35 @@ def write_folder_report(folder: Path, output: Path | None = None, **options) -> 
         raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(f"{output}: cannot write ({exc.strerror or exc})") from None
+
+
+def add_to_run(folder: Path, name: str, write) -> Path:
+    """Adds the file ``name`` (written by ``write(path)``) to the run in ``folder`` as a new output set:
+    the run's files hard-linked (copied where links fail) into a staging folder, the new file,
+    ``summary.json`` listing it, then one swap (:class:`roembed._io.OutputSet`).  So the folder's
+    promise holds: ``summary.json`` lists exactly its files, and an interrupted report leaves the
+    run as it was."""
+    import json
+    import os
+    import shutil
+
+    from .._io import OutputSet
+
+    output = OutputSet(folder)
+    staging = output.open()
+    try:
+        write(staging / name)  # first: it checks that ``folder`` holds a finished run
+        for entry in folder.iterdir():
+            if entry.is_file() and not entry.name.startswith(".") and entry.name not in (name, "summary.json"):
+                try:
+                    os.link(entry, staging / entry.name)
+                except OSError:
+                    shutil.copy2(entry, staging / entry.name)
+        summary = json.loads((folder / "summary.json").read_text())
+        summary["files"] = sorted(set(summary.get("files", [])) | {name})
+        write_json(summary, staging / "summary.json")
+        output.commit()
+    except BaseException:
+        output.discard()
+        raise
+    return folder / name
