@@ -605,8 +605,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             r = run(loss_name, best["weighting"])
             best = r if r["score"] > best["score"] else best
         unrefined = list(results)
-        refined = [w for w in weightings if w != "vote"] if _is_auto(self.weighting) else weightings
-        for weighting in refined or weightings:  # refine the best fit of each weighting (but "vote")
+        to_refine = [w for w in weightings if w != "vote"] if _is_auto(self.weighting) else weightings
+        for weighting in to_refine or weightings:  # refine the best fit of each weighting (but "vote")
             top = max((r for r in unrefined if r["weighting"] == weighting), key=lambda r: r["score"])
             problem, settings, state = states[top["loss"], weighting]
             for slope, ridge in refines[1:]:
