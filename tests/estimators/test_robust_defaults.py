@@ -121,6 +121,39 @@ def test_restarts_keep_the_lowest_objective_and_recover_a_line():
     assert len(one.restart_objectives_) == 1
 
 
+def test_restarts_are_screened_then_the_lowest_goes_on(monkeypatch):
+    from roembed.estimators import robust
+    from roembed.estimators.robust import FitState, RobustProblem, RobustSettings, stage_plain
+
+    data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=3002)
+    problem = RobustProblem.build(data.train.aggregate(), "soe", "net")
+    calls = []
+    real = robust.solve
+
+    def recording(objective, distances, X0, **kw):
+        result = real(objective, distances, X0, **kw)
+        calls.append((kw["max_iter"], X0.copy(), result))
+        return result
+
+    monkeypatch.setattr(robust, "solve", recording)
+    monkeypatch.setattr(robust, "RESTART_SCREEN", 5)  # too few to converge: the best start goes on
+    settings = RobustSettings(alpha=3e-6, n_init=4, random_state=0, solve=dict(max_iter=5000, tol=1e-12))
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((30, 2))
+    state = stage_plain(problem, settings, FitState(X=X0))
+    screened, rest = calls[:4], calls[4:]
+    assert [c[0] for c in screened] == [5] * 4 and [c[0] for c in rest] == [5000]
+    values = np.array([c[2].objective for c in screened])
+    np.testing.assert_allclose(state.restart_objectives, values)
+    assert np.array_equal(rest[0][1], screened[int(np.argmin(values))][2].solution)  # the lowest goes on
+    assert state.result.objective <= values.min() and state.result is rest[0][2]
+    assert state.n_iter == sum(c[2].n_iter for c in calls)
+    # one start: no screening, the full budget at once
+    calls.clear()
+    stage_plain(problem, RobustSettings(alpha=3e-6, n_init=1, solve=dict(max_iter=5000, tol=1e-12)), FitState(X=X0))
+    assert [c[0] for c in calls] == [5000]
+
+
 def test_restarts_that_disagree_raise_a_warning():
     data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=4)
