@@ -1,4 +1,5 @@
-"""What every benchmark script does at the end: print its table of medians, record versions, write its JSON."""
+"""What every benchmark script does at the end (print its table of medians, record versions, write its JSON),
+and the process measurements several share (peak memory, load)."""
 from __future__ import annotations
 
 import json
@@ -51,3 +52,30 @@ def write_results(out: Path, args, **payload) -> None:
         json.dump(dict(args={k: str(v) for k, v in vars(args).items()}, versions=versions(), **payload), fh,
                   indent=1, default=str)
     print(f"\nwrote {out}")
+
+
+def status_bytes(field: str) -> int:
+    """A ``/proc/self/status`` size (``VmRSS``, ``VmHWM``) in bytes (0 where there is none)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_peak() -> bool:
+    """Resets the kernel's high-water mark ``VmHWM`` to the current resident set; False where it cannot."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def loadavg() -> str:
+    """The 1, 5 and 15 minute load averages, as ``/proc/loadavg`` gives them."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from _results import finish, print_table
+from _results import loadavg as _loadavg, reset_peak as _reset_peak, status_bytes as _status_bytes
 
 HERE = Path(__file__).resolve().parent
 
@@ -70,30 +71,6 @@ def make_data(n: int, m: int, p: int, flip: float, seed: int, path: Path, n_test
 
 
 # -- the child process: one fit ---------------------------------------------------------------------------
-def _status_bytes(field: str) -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return ""
-
-
 def fit_roembed(data, spec):
     import warnings
 

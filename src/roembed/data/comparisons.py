@@ -35,7 +35,8 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _readonly(a: np.ndarray | None) -> np.ndarray | None:
-    if a is not None:
+    """A read-only copy of ``a``; an array already read-only that owns its memory is shared, not copied."""
+    if a is not None and (a.flags.writeable or not a.flags.owndata):
         a = np.array(a, copy=True)
         a.flags.writeable = False
     return a

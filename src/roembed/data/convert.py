@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -245,14 +246,17 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
 
 
 class _RowProblems:
-    """Collects invalid rows with their first problem; then raises at the earliest or skips them."""
+    """Collects invalid rows with their first problem; then raises at the earliest or skips them.
 
-    def __init__(self, n_rows: int, where: RowLocator, on_invalid: str, shown_values: np.ndarray):
+    ``shown`` (the object columns) is only looked at for the rows an error or example names.
+    """
+
+    def __init__(self, n_rows: int, where: RowLocator, on_invalid: str, shown: pd.DataFrame):
         if on_invalid not in ("raise", "skip"):
             raise ValueError(f"on_invalid must be 'raise' or 'skip', got {on_invalid!r}")
         self.bad = np.zeros(n_rows, dtype=bool)
         self.reason = np.empty(n_rows, dtype=object)
-        self.where, self.skip, self.values = where, on_invalid == "skip", shown_values
+        self.where, self.skip, self.shown = where, on_invalid == "skip", shown
 
     def flag(self, mask, reason: str) -> None:
         mask = np.asarray(mask) & ~self.bad
@@ -260,7 +264,7 @@ class _RowProblems:
         self.bad |= mask
 
     def _describe(self, r: int) -> str:
-        values = ", ".join(_id_text(v) for v in self.values[r])
+        values = ", ".join(_id_text(v) for v in self.shown.iloc[[r]].to_numpy(dtype=object)[0])
         return f"{self.reason[r]}: ({values})"
 
     def resolve(self) -> SkipReport:
@@ -304,34 +308,75 @@ def _name_strings(block: pd.DataFrame) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
-def _object_codes(block: pd.DataFrame, names, problems: _RowProblems):
-    """Object columns -> float indices (NaN where unusable) and the object names.
+def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProblems) -> np.ndarray:
+    """Object ids read as indices: float codes (NaN where unusable), each way a number can fail flagged."""
+    if numeric_dtypes:
+        num = block.to_numpy(dtype=np.float64, na_value=np.nan)
+        if all(block[c].dtype.kind == "b" for c in block.columns):
+            problems.flag(np.ones(len(block), bool), "object ids are booleans, not object indices")
+    else:
+        values = block.to_numpy(dtype=object)
+        num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(np.float64).reshape(values.shape)
+        problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
+    problems.flag(np.isnan(num).any(axis=1), "object index is missing")
+    problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
+    problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1), f"object index is too large (at most {MAX_INDEX:,})")
+    problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
+    return num
+
+
+class _ObjectIds:
+    """Object ids across the frames (chunks, files) of one input: indices or names.
 
     Numbers are indices.  Text ids are names: looked up in ``names`` when given, else
     the distinct names in sorted order become the objects.  A column of numbers with a
     few words among them (at least half numbers) is taken as a typo, not as names.
+    The first frame decides between indices and names for all of them (a file is one
+    or the other).  Names found without ``names`` get provisional codes in order of first
+    appearance, so every chunk is coded as it comes; :meth:`finish` sorts them and says
+    how to renumber.
     """
-    values = block.to_numpy(dtype=object)
-    numeric_dtypes = all(block[c].dtype.kind in "iufb" for c in block.columns)
-    if numeric_dtypes or (names is None and _is_integer_like(values).mean() > 0.5):
-        num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(np.float64).reshape(values.shape)
-        if block.to_numpy().dtype.kind == "b":
-            problems.flag(np.ones(len(block), bool), "object ids are booleans, not object indices")
-        problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
-        problems.flag(np.isnan(num).any(axis=1), "object index is missing")
-        problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
-        problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1),
-                      f"object index is too large (at most {MAX_INDEX:,})")
-        problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
-        return num, None if names is None else tuple(names)
-    strings = _name_strings(block)
-    problems.flag(pd.isna(values).any(axis=1), "object name is missing")
-    if names is None:
-        names = tuple(sorted(set(pd.unique(strings[~problems.bad].ravel())) - {None}))
-    codes = pd.Index(names).get_indexer(strings.ravel()).astype(np.float64).reshape(values.shape)
-    codes[codes < 0] = np.nan
-    problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
-    return codes, tuple(names)
+
+    def __init__(self, names=None):
+        self.given = check_names(names)
+        self.index = pd.Index(self.given if self.given is not None else [], dtype=object)
+        self.numeric: bool | None = None
+        self.salmon_pairs: list | None = []  # (index, name) pairs of salmon's <role>_filename columns
+
+    def codes(self, block: pd.DataFrame, problems: _RowProblems) -> np.ndarray:
+        """Float codes of ``block``'s object ids (NaN where unusable, with the reason flagged)."""
+        numeric_dtypes = all(block[c].dtype.kind in "iufb" for c in block.columns)
+        if self.numeric is None:
+            self.numeric = numeric_dtypes or (
+                self.given is None and _is_integer_like(block.to_numpy(dtype=object)).mean() > 0.5)
+        if self.numeric:
+            return _index_codes(block, numeric_dtypes, problems)
+        strings = _name_strings(block)
+        problems.flag(pd.isna(strings).any(axis=1), "object name is missing")
+        if self.given is None:
+            found = pd.Index(pd.unique(strings[~problems.bad].ravel()), dtype=object).dropna()
+            self.index = self.index.append(found.difference(self.index, sort=False))
+        codes = self.index.get_indexer(strings.ravel()).astype(np.float64).reshape(strings.shape)
+        codes[codes < 0] = np.nan
+        problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
+        return codes
+
+    def see_salmon(self, frame: pd.DataFrame) -> None:
+        """Collects the target names of salmon's ``<role>_filename`` columns (see :func:`_salmon_names`)."""
+        if self.salmon_pairs is not None:
+            pairs = _salmon_pairs(frame)
+            self.salmon_pairs = None if pairs is None else self.salmon_pairs + [pairs]
+
+    def finish(self) -> tuple[tuple[str, ...] | None, np.ndarray | None]:
+        """``(object_names, renumber)``: ``renumber[code]`` is the final index of a provisional code (or None)."""
+        if self.given is not None:
+            return self.given, None
+        if not self.numeric:
+            names = sorted(self.index)
+            return tuple(names), pd.Index(names).get_indexer(self.index).astype(np.int32)
+        if self.salmon_pairs:
+            return _salmon_names(pd.concat(self.salmon_pairs).drop_duplicates()), None
+        return None, None
 
 
 def check_names(names) -> tuple[str, ...] | None:
@@ -345,8 +390,18 @@ def check_names(names) -> tuple[str, ...] | None:
     return names
 
 
-def _salmon_target_names(frame: pd.DataFrame) -> tuple[str, ...] | None:
-    """Target names from salmon's ``<role>_filename`` columns.
+def _salmon_pairs(frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The distinct ``(index, name)`` pairs of salmon's ``<role>_filename`` columns, or None without them."""
+    roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
+    if not {"head", "left", "right"} <= set(roles) or any(frame[r].dtype.kind not in "iu" for r in roles):
+        return None
+    return pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
+                         "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])
+                         }).drop_duplicates()
+
+
+def _salmon_names(pairs: pd.DataFrame) -> tuple[str, ...] | None:
+    """Target names from salmon's ``(index, name)`` pairs.
 
     A partial export (some targets never shown) names only some indices 0..n-1: the
     others get ``"#<index>"`` (they occur in no comparison).  Names that do not map one
@@ -354,12 +409,6 @@ def _salmon_target_names(frame: pd.DataFrame) -> tuple[str, ...] | None:
     """
     import warnings
 
-    roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
-    if not {"head", "left", "right"} <= set(roles) or any(frame[r].dtype.kind not in "iu" for r in roles):
-        return None
-    pairs = pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
-                          "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])})
-    pairs = pairs.drop_duplicates()
     clash = pairs["index"].duplicated(keep=False) | pairs["name"].duplicated(keep=False)
     if pairs["index"].min() < 0 or clash.any():
         first = pairs[clash].sort_values("index").head(2)
@@ -415,12 +464,8 @@ def _quadruplet_rows(kind: str, ints: np.ndarray, problems: _RowProblems) -> np.
     return quads
 
 
-def frame_to_comparisons(
-    frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects: int | None = None,
-    on_invalid: str = "raise", where: RowLocator | None = None,
-) -> tuple[Comparisons, SkipReport]:
-    """The work behind :func:`from_frame` and :func:`roembed.data.read_comparisons`."""
-    where = where or RowLocator()
+def _renamed(frame: pd.DataFrame, columns) -> pd.DataFrame:
+    """``frame`` with normalised column names, renamed or dropped as ``columns`` says."""
     frame = frame.rename(columns=_norm)
     if columns:
         mapping = {_norm(k): (None if v is None else _norm(v)) for k, v in dict(columns).items()}
@@ -428,72 +473,172 @@ def frame_to_comparisons(
         frame = frame.rename(columns={k: v for k, v in mapping.items() if v is not None})
     if frame.columns.duplicated().any():
         raise InvalidComparisonsError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice")
-    source = where.source or "input"
-    kind, object_cols = _detect(list(frame.columns), format, source)
-    meta = {role: next((c for c in aliases if c in frame.columns), None) for role, aliases in METADATA.items()}
+    return frame
+
+
+@dataclass
+class _Layout:
+    """Which column plays which role, decided once from the (normalised) column names."""
+
+    kind: str
+    object_cols: tuple[str, ...]
+    meta: dict  # role -> column or None
+    tie_col: str | None
+    extra_cols: list[str]
+
+    @property
+    def odd_col(self) -> str | None:
+        return self.object_cols[3] if self.kind == "odd-one-out" else None
+
+    @property
+    def id_cols(self) -> list[str]:
+        """The columns holding object ids (an odd-one-out position is not one)."""
+        return list(self.object_cols[:3] if self.odd_col == "odd_position" else self.object_cols)
+
+
+def _layout(columns: list[str], format: str, source: str) -> _Layout:
+    kind, object_cols = _detect(columns, format, source)
+    meta = {role: next((c for c in aliases if c in columns), None) for role, aliases in METADATA.items()}
     for role in ("annotator", "weight"):  # two candidates would change the fit depending on which wins
-        found = [c for c in METADATA[role] if c in frame.columns]
+        found = [c for c in METADATA[role] if c in columns]
         if len(found) > 1:
             raise InvalidComparisonsError(
                 f"{source} line 1: columns {found[0]!r} and {found[1]!r} both look like the {role} column; "
                 f"drop one (columns={{{found[1]!r}: None}}) or rename it")
-    tie_col = next((c for c in TIE_COLUMNS if c in frame.columns), None)
+    tie_col = next((c for c in TIE_COLUMNS if c in columns), None)
+    if tie_col is not None and kind == "odd-one-out":
+        raise InvalidComparisonsError(f"{source}: column {tie_col!r}: ties are not supported for odd-one-out answers")
     consumed = set(object_cols) | set(meta.values()) | {tie_col}
     if kind == "salmon":
         consumed |= {"loser"} | {f"{r}_filename" for r in ("head", "left", "right", "winner", "loser")}
-    extra_cols = [c for c in frame.columns if c not in consumed]
-    if len(frame) == 0:
-        raise InvalidComparisonsError(f"{source}: no comparisons: the input is empty")
-    names = check_names(names)
-    if names is None and kind == "salmon":
-        names = _salmon_target_names(frame)
-    odd_col = object_cols[3] if kind == "odd-one-out" else None
-    id_cols = list(object_cols[:3]) if kind == "odd-one-out" and odd_col == "odd_position" else list(object_cols)
-    problems = _RowProblems(len(frame), where, on_invalid, frame[list(object_cols)].to_numpy(dtype=object))
-    tie = None if tie_col is None else _tie_flags(frame[tie_col], problems)
-    if tie is not None and kind == "odd-one-out":
-        raise InvalidComparisonsError(f"{source}: column {tie_col!r}: ties are not supported for odd-one-out answers")
-    if tie is not None and kind == "salmon":  # a tie needs no winner: take left
-        frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))
-    codes, names = _object_codes(frame[id_cols], names, problems)
-    if names is not None:
-        if n_objects is not None and n_objects != len(names):
-            raise InvalidComparisonsError(f"n_objects={n_objects} but {len(names)} object names")
-        n_objects = len(names)
-    ints = np.where(problems.bad[:, None], 0, np.nan_to_num(codes)).astype(np.int64)
-    problems.flag((ints < 0).any(axis=1), "negative object index")
-    if n_objects is not None:
-        problems.flag((ints >= n_objects).any(axis=1), f"object index out of range (n_objects={n_objects})")
+    return _Layout(kind, object_cols, meta, tie_col, [c for c in columns if c not in consumed])
 
-    if kind == "odd-one-out":
-        shown, position = _odd_one_out_rows(frame, odd_col, ints, problems)
-    else:
-        quads = _quadruplet_rows(kind, ints, problems)
-    weight = _checked_weight(frame, meta["weight"], problems)
-    if meta["annotator"] is not None:
-        problems.flag(pd.isna(frame[meta["annotator"]]).to_numpy(), "annotator id is missing")
 
-    report = problems.resolve()
-    keep = ~problems.bad
-    if not keep.any():
-        raise InvalidComparisonsError(f"{source}: no valid comparisons ({report})")
-    report.warn(stacklevel=4)
-    kept = where.subset(keep)
-    metadata = {role: None if col is None else frame[col].to_numpy()[keep]
-                for role, col in meta.items() if role != "weight"}
-    metadata["extra"] = {c: frame[c].to_numpy()[keep] for c in extra_cols}
-    weight = None if weight is None else weight[keep]
-    if weight is not None and not (weight > 0).any():
-        raise InvalidComparisonsError(f"{source}: all comparison weights are zero: nothing to fit")
-    if kind == "odd-one-out":
-        comparisons = from_odd_one_out(shown[keep], position[keep], weight=weight, n_objects=n_objects,
-                                       object_names=names, where=kept, **metadata)
-    else:
-        comparisons = Comparisons(quads[keep], n_objects=n_objects, weight=weight, object_names=names,
-                                  where=kept, **metadata)
-        if tie is not None:
-            comparisons = split_ties(comparisons, tie[keep])
-    return comparisons, report
+def _joined(chunks: list) -> np.ndarray:
+    """One array of the chunks' (emptying the list: numpy's promotion decides a column whose chunks differ)."""
+    out = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+    chunks.clear()
+    return out
+
+
+def _joined_codes(chunks: list, renumber: np.ndarray | None, triplets: bool) -> np.ndarray:
+    """The chunks' int32 object codes as one read-only int64 array, each chunk freed once copied.
+
+    ``renumber`` maps provisional name codes to final ones; triplets ``(i, j, k)`` become
+    quadruplets ``(i, j, i, k)`` on the way, so the result is built once at its final size.
+    """
+    order = [0, 1, 0, 2] if triplets else list(range(chunks[0].shape[1]))
+    out = np.empty((sum(map(len, chunks)), len(order)), dtype=np.int64)
+    start = 0
+    chunks.reverse()
+    while chunks:
+        codes = chunks.pop()
+        out[start:start + len(codes)] = (codes if renumber is None else renumber[codes])[:, order]
+        start += len(codes)
+    out.flags.writeable = False
+    return out
+
+
+class ComparisonsBuilder:
+    """Builds one :class:`Comparisons` from frames added one after another: the chunks of a
+    file (:func:`roembed.data.read_comparisons`), several files, or one frame (:func:`from_frame`).
+
+    Each frame is checked as it comes -- column roles from the first frame, every row with
+    the reason it is bad (``on_invalid="raise"`` stops at the first, naming it) -- and only
+    its valid rows are kept, compactly: int32 object codes (a valid index is below 2**31),
+    weights, tie flags and the metadata columns.  :meth:`finish` joins them once.  So a
+    file read in chunks costs the result plus one chunk, and a file read whole is the same
+    code with one chunk.  A metadata column whose chunks were parsed as different types is
+    joined by numpy's promotion (numbers stay numbers; with text it becomes mixed objects),
+    as pandas does for a large file it parses in pieces.
+    """
+
+    def __init__(self, *, format: str = "auto", names=None, columns=None, n_objects: int | None = None,
+                 on_invalid: str = "raise", source: str | None = None):
+        self.ids = _ObjectIds(names)
+        if self.ids.given is not None and n_objects is not None and n_objects != len(self.ids.given):
+            raise InvalidComparisonsError(f"n_objects={n_objects} but {len(self.ids.given)} object names")
+        self.format, self.columns, self.n_objects, self.on_invalid = format, columns, n_objects, on_invalid
+        self.source = source or "input"
+        self.layout: _Layout | None = None
+        self.n_rows, self.report = 0, SkipReport()
+        self.codes, self.positions, self.weights, self.ties, self.values = [], [], [], [], {}
+
+    def add(self, frame: pd.DataFrame, where: RowLocator | None = None) -> None:
+        """Checks the rows of ``frame`` (``where`` names them) and keeps the valid ones."""
+        frame = _renamed(frame, self.columns)
+        if self.layout is None:
+            self.layout = _layout(list(frame.columns), self.format, self.source)
+        self.n_rows += len(frame)
+        if len(frame):
+            self._keep(frame, *self._checked(frame, where or RowLocator()))
+
+    def _index_bound(self) -> int | None:
+        """The number of objects every index must stay below, when known before the end."""
+        if self.ids.given is not None:
+            return len(self.ids.given)
+        return self.n_objects if self.ids.numeric else None
+
+    def _checked(self, frame: pd.DataFrame, where: RowLocator):
+        """``(frame, keep, codes, position, weight, tie)`` of one frame, its bad rows flagged and resolved."""
+        lay = self.layout
+        if lay.kind == "salmon" and self.ids.given is None:
+            self.ids.see_salmon(frame)
+        problems = _RowProblems(len(frame), where, self.on_invalid, frame[list(lay.object_cols)])
+        tie = None if lay.tie_col is None else _tie_flags(frame[lay.tie_col], problems)
+        if tie is not None and lay.kind == "salmon":  # a tie needs no winner: take left
+            frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))
+        codes = self.ids.codes(frame[lay.id_cols], problems)
+        ints = np.where(problems.bad[:, None], 0, np.nan_to_num(codes)).astype(np.int64)
+        problems.flag((ints < 0).any(axis=1), "negative object index")
+        bound = self._index_bound()
+        if bound is not None:
+            problems.flag((ints >= bound).any(axis=1), f"object index out of range (n_objects={bound})")
+        position = None
+        if lay.kind == "odd-one-out":
+            ints, position = _odd_one_out_rows(frame, lay.odd_col, ints, problems)
+        elif lay.kind == "triplets":  # kept as (i, j, k): widened once, in finish
+            _quadruplet_rows(lay.kind, ints, problems)
+        else:
+            ints = _quadruplet_rows(lay.kind, ints, problems)
+        weight = _checked_weight(frame, lay.meta["weight"], problems)
+        if lay.meta["annotator"] is not None:
+            problems.flag(pd.isna(frame[lay.meta["annotator"]]).to_numpy(), "annotator id is missing")
+        self.report.merge(problems.resolve())
+        return ~problems.bad, ints, position, weight, tie
+
+    def _keep(self, frame, keep, codes, position, weight, tie) -> None:
+        self.codes.append(codes[keep].astype(np.int32))
+        for chunks, values in ((self.positions, position), (self.weights, weight), (self.ties, tie)):
+            if values is not None:
+                chunks.append(values[keep])
+        lay = self.layout
+        for col in [c for role, c in lay.meta.items() if c is not None and role != "weight"] + lay.extra_cols:
+            self.values.setdefault(col, []).append(frame[col].to_numpy()[keep])
+
+    def finish(self, stacklevel: int = 4) -> tuple[Comparisons, SkipReport]:
+        """The comparisons of every valid row added, and what was skipped (warned about at ``stacklevel``)."""
+        if self.n_rows == 0:
+            raise InvalidComparisonsError(f"{self.source}: no comparisons: the input is empty")
+        if not any(len(c) for c in self.codes):
+            raise InvalidComparisonsError(f"{self.source}: no valid comparisons ({self.report})")
+        self.report.warn(stacklevel=stacklevel)
+        lay, (names, renumber) = self.layout, self.ids.finish()
+        weight = _joined(self.weights) if self.weights else None
+        if weight is not None and not (weight > 0).any():
+            raise InvalidComparisonsError(f"{self.source}: all comparison weights are zero: nothing to fit")
+        codes = _joined_codes(self.codes, renumber, triplets=lay.kind == "triplets")
+        metadata = {role: None if col is None else _joined(self.values[col])
+                    for role, col in lay.meta.items() if role != "weight"}
+        metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
+        if lay.kind == "odd-one-out":
+            comparisons = from_odd_one_out(codes, _joined(self.positions), weight=weight, n_objects=self.n_objects,
+                                           object_names=names, **metadata)
+        else:
+            comparisons = Comparisons(codes, n_objects=self.n_objects, weight=weight, object_names=names, **metadata)
+            if self.ties:
+                comparisons = split_ties(comparisons, _joined(self.ties))
+        return comparisons, self.report
 
 
 def _tie_flags(values: pd.Series, problems: _RowProblems) -> np.ndarray:
@@ -549,8 +694,10 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     Invalid rows raise, naming the row, or with ``on_invalid="skip"`` are dropped with a
     :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
     """
-    comparisons, report = frame_to_comparisons(frame, format=format, names=names, columns=columns,
-                                               n_objects=n_objects, on_invalid=on_invalid)
+    builder = ComparisonsBuilder(format=format, names=names, columns=columns, n_objects=n_objects,
+                                 on_invalid=on_invalid)
+    builder.add(frame)
+    comparisons, report = builder.finish(stacklevel=4)
     return (comparisons, report) if return_report else comparisons
 
 

@@ -8,9 +8,15 @@ salmon ships its exports) and in any ``encoding``; several files read as one.
 """
 from __future__ import annotations
 
+import bz2
+import codecs
+import gzip
 import io
 import json
+import lzma
 import re
+import zipfile
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +24,7 @@ import pandas as pd
 
 from .._io import atomic_path, atomic_write
 from .comparisons import Comparisons
-from .convert import check_names, frame_to_comparisons, to_frame
+from .convert import ComparisonsBuilder, check_names, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -29,50 +35,81 @@ _HEADERLESS = {3: ["anchor", "closer", "farther"], 4: ["i", "j", "l", "k"]}
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+#: Rows per chunk of a text or Parquet file: reading holds the result plus one chunk (while a chunk
+#: is converted, about 100-200 bytes a row).  Tests set it small to read a file in many chunks.
+CHUNK_ROWS = 1 << 18
 
 
 def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() in _PARQUET
 
 
-def _read_bytes(path: Path) -> tuple[bytes, Path]:
-    """The file's (decompressed) bytes and the name its format is judged by (``a.tsv.gz`` -> ``a.tsv``)."""
-    import bz2
-    import gzip
-    import lzma
-    import zipfile
+def _zip_member(archive, path: Path):
+    members = [m for m in archive.infolist() if not m.is_dir()
+               and not m.filename.startswith("__MACOSX/") and not Path(m.filename).name.startswith(".")]
+    if len(members) != 1:
+        listed = ", ".join(m.filename for m in members[:4]) or "nothing"
+        raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}")
+    return members[0]
 
+
+@contextmanager
+def _binary(path: Path):
+    """``(stream, name)``: the file's (decompressed) bytes as a stream, and the name its format is
+    judged by (``a.tsv.gz`` -> ``a.tsv``).  A broken archive, found while reading, is an error naming the file."""
     suffix = path.suffix.lower()
     try:
-        if suffix == ".zip":
-            with zipfile.ZipFile(path) as archive:
-                members = [m for m in archive.infolist() if not m.is_dir()
-                           and not m.filename.startswith("__MACOSX/") and not Path(m.filename).name.startswith(".")]
-                if len(members) != 1:
-                    listed = ", ".join(m.filename for m in members[:4]) or "nothing"
-                    raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}")
-                return archive.read(members[0]), Path(members[0].filename)
-        opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(suffix, open)
-        with opener(path, "rb") as fh:
-            return fh.read(), path.with_suffix("") if suffix in _COMPRESSED else path
+        with ExitStack() as stack:
+            if suffix == ".zip":
+                archive = stack.enter_context(zipfile.ZipFile(path))
+                member = _zip_member(archive, path)
+                yield stack.enter_context(archive.open(member)), Path(member.filename)
+            else:
+                opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(suffix, open)
+                yield stack.enter_context(opener(path, "rb")), path.with_suffix("") if suffix in _COMPRESSED else path
     except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as exc:
         if suffix not in _COMPRESSED:
             raise
         raise InvalidComparisonsError(f"{path}: not a readable {suffix} file ({exc})") from None
 
 
-def _decode(data: bytes, path: Path, encoding: str) -> str:
-    """The text of ``data``; a byte the encoding cannot read is an error naming the file and line."""
+@contextmanager
+def _text(path: Path, encoding: str):
+    """``(stream, name)``: the file's text, decoded as it is read; a byte the encoding cannot read is
+    an error naming the file and line (found by :func:`_undecodable`)."""
     try:
-        return data.decode(encoding)
+        codec = codecs.lookup(encoding).name
     except LookupError:
         raise InvalidComparisonsError(f"{path}: unknown encoding {encoding!r}") from None
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
-        raise InvalidComparisonsError(
-            f"{path} line {line}: not {encoding} text (byte {data[exc.start:exc.start + 1]!r}); "
-            f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})") from None
+    try:
+        with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
+            yield io.TextIOWrapper(raw, encoding="utf-8-sig" if codec == "utf-8" else encoding, newline="\n"), name
+    except UnicodeDecodeError:
+        raise _undecodable(path, encoding) from None
+
+
+def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
+    """The error for the first byte of ``path`` that ``encoding`` cannot read, naming its line
+    (the file is read again, in blocks, through an incremental decoder)."""
+    decoder, newlines = codecs.getincrementaldecoder(encoding)(), 0
+    with _binary(path) as (raw, _):
+        while True:
+            block = raw.read(1 << 20)
+            pending = decoder.getstate()[0]
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                data = pending + block
+                line = 1 + newlines - pending.count(b"\n") + data.count(b"\n", 0, exc.start)
+                byte = data[exc.start:exc.start + 1]
+                break
+            if not block:
+                return InvalidComparisonsError(f"{path}: not {encoding} text")
+            newlines += block.count(b"\n")
+    hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
+    return InvalidComparisonsError(
+        f"{path} line {line}: not {encoding} text (byte {byte!r}); "
+        f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})")
 
 
 def sniff_separator(path: Path, first_line: str) -> str:
@@ -97,7 +134,7 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
     """A headerless file whose rows end early mixes triplets and quadruplets."""
     present = frame.notna().to_numpy()
     width = present.sum(axis=1)
-    trailing_gap = np.array([row[:w].all() and not row[w:].any() for row, w in zip(present, width)])
+    trailing_gap = (present == (np.arange(frame.shape[1]) < width[:, None])).all(axis=1)
     short = trailing_gap & (width > 0) & (width < frame.shape[1])
     if short.any():
         r = int(np.flatnonzero(short)[0])
@@ -107,13 +144,13 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
         )
 
 
-def _read_text(path: Path, columns, encoding: str = "utf-8"):
-    data, logical = _read_bytes(path)
-    text = _decode(data, path, encoding)
-    first = text.split("\n", 1)[0].lstrip("\ufeff")
+def _header(path: Path, columns, encoding: str) -> tuple[str, list | None, bool]:
+    """``(separator, column names to give, headerless)`` from the first line of a text file."""
+    with _text(path, encoding) as (fh, name):
+        first = fh.readline().lstrip("\ufeff")
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
-    sep = sniff_separator(logical, first)
+    sep = sniff_separator(name, first)
     fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
     headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
     if headerless and not isinstance(columns, (list, tuple)):
@@ -123,35 +160,81 @@ def _read_text(path: Path, columns, encoding: str = "utf-8"):
                 f"got {len(fields)}; add a header or pass columns=[names...]"
             )
         columns = _HEADERLESS[len(fields)]
-    rename = None if isinstance(columns, (list, tuple)) or columns is None else columns
-    names = list(columns) if isinstance(columns, (list, tuple)) else None
-    try:
-        frame = pd.read_csv(io.StringIO(text.lstrip("\ufeff")), sep=sep, header=None if headerless else 0,
-                            names=names if headerless else None, skip_blank_lines=False, keep_default_na=False,
-                            na_values=[""], skipinitialspace=True)
-    except pd.errors.ParserError as exc:
-        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        if not found:
-            raise InvalidComparisonsError(f"{path}: cannot parse: {exc}") from None
-        expected, line, saw = map(int, found.groups())
-        mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
-        raise InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line 1 has {expected}{mixed}") from None
-    if not headerless and names is not None:
-        frame.columns = names
-    where = RowLocator(str(path), lines=np.arange(len(frame)) + (1 if headerless else 2))
-    if headerless:
-        _mixed_width_error(frame, where)
-    return frame, where, rename
+    return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
 
 
-def _read_parquet(path: Path):
+def _parse_error(exc: pd.errors.ParserError, path: Path) -> InvalidComparisonsError:
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+    if not found:
+        return InvalidComparisonsError(f"{path}: cannot parse: {exc}")
+    expected, line, saw = map(int, found.groups())
+    mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
+    return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line 1 has {expected}{mixed}")
+
+
+def _text_frames(path: Path, columns, encoding: str):
+    """Yields ``(frame, where)`` for each chunk of :data:`CHUNK_ROWS` rows of a text file; ``where``
+    names the file's lines (the header is line 1; pandas counts lines across chunks)."""
+    sep, names, headerless = _header(path, columns, encoding)
+    line = 1 if headerless else 2
+    with _text(path, encoding) as (fh, _):
+        chunks = pd.read_csv(fh, sep=sep, header=None if headerless else 0, names=names if headerless else None,
+                             skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True,
+                             chunksize=CHUNK_ROWS)
+        try:
+            for frame in chunks:
+                if not headerless and names is not None:
+                    frame.columns = names
+                where = RowLocator(str(path), lines=np.arange(line, line + len(frame)))
+                if headerless:
+                    _mixed_width_error(frame, where)
+                line += len(frame)
+                yield frame, where
+        except pd.errors.ParserError as exc:
+            raise _parse_error(exc, path) from None
+
+
+def _parquet_frames(path: Path):
+    """Yields ``(frame, where)`` for each batch of :data:`CHUNK_ROWS` rows of a Parquet file."""
+    parquet = _parquet(path)
+    start = 0
+    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
+        yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
+        start += batch.num_rows
+    if start == 0:  # no rows: its columns still say what it is
+        yield parquet.schema_arrow.empty_table().to_pandas(), RowLocator(str(path))
+
+
+def _parquet(path: Path):
     try:
         import pyarrow.parquet as pq
     except ImportError:
         raise ImportError(f"{path}: reading Parquet needs pyarrow: pip install 'roembed[parquet]'") from None
-    table = pq.read_table(path)
-    stored = json.loads((table.schema.metadata or {}).get(_META_KEY, b"{}"))
-    return table.to_pandas(), stored
+    return pq.ParquetFile(path)
+
+
+def _stored(path: Path) -> dict:
+    """What :func:`write_comparisons` stored in a Parquet file's metadata (``n_objects``, ``object_names``)."""
+    return json.loads((_parquet(path).schema_arrow.metadata or {}).get(_META_KEY, b"{}"))
+
+
+def _frames(path: Path, columns, encoding: str):
+    """Yields ``(frame, where)`` chunk by chunk, for a text or a Parquet file."""
+    if _is_parquet(path):
+        if isinstance(columns, (list, tuple)):
+            raise ValueError("a list of column names is only for text files without a header; pass a dict")
+        return _parquet_frames(path)
+    return _text_frames(path, columns, encoding)
+
+
+def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> None:
+    """Several files must have the same columns (in any order, names compared normalised)."""
+    from .convert import _norm
+
+    if sorted(map(_norm, frame.columns)) != sorted(map(_norm, first[1])):
+        raise InvalidComparisonsError(
+            f"{path} line 1: columns {list(frame.columns)} differ from those of "
+            f"{first[0]} ({list(first[1])}); several files must have the same columns")
 
 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
@@ -174,6 +257,10 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     ``on_invalid="raise"`` stops at the first bad row, naming file and line;
     ``"skip"`` drops bad rows with a :class:`SkippedRowsWarning` (count and first examples)
     and, with ``return_report=True``, returns ``(comparisons, SkipReport)``.
+
+    Files are read in chunks of :data:`CHUNK_ROWS` rows, each checked and reduced to compact
+    arrays before the next is parsed (:class:`~roembed.data.convert.ComparisonsBuilder`), so
+    the memory a read needs is about that of the result plus one chunk, not that of the text.
     """
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
@@ -185,46 +272,24 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
             raise FileNotFoundError(f"no such file: {p}")
     if names is not None:
         names = read_names(names)
-    parts = [_read_frame(p, columns, encoding) for p in paths]
-    frame, where, rename, stored = parts[0]
-    if len(parts) > 1:
-        frame, where = _stack(parts, rename)
-    elif stored:
+    if len(paths) == 1 and _is_parquet(paths[0]):
+        stored = _stored(paths[0])
         if names is None and stored.get("object_names") is not None:
             names = tuple(stored["object_names"])
         if n_objects is None and names is None:
             n_objects = stored.get("n_objects")
-    comparisons, report = frame_to_comparisons(frame, format=format, names=names, columns=rename,
-                                               n_objects=n_objects, on_invalid=on_invalid, where=where)
+    builder = ComparisonsBuilder(format=format, names=names, columns=None if isinstance(columns, (list, tuple))
+                                 else columns, n_objects=n_objects, on_invalid=on_invalid,
+                                 source=str(paths[0]) if len(paths) == 1 else None)
+    first = None
+    for p in paths:
+        for k, (frame, where) in enumerate(_frames(p, columns, encoding)):
+            if k == 0 and len(paths) > 1:
+                first = first or (p, list(frame.columns))
+                _same_columns(first, p, frame)
+            builder.add(frame, where)
+    comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
-
-
-def _read_frame(path: Path, columns, encoding: str):
-    """``(frame, where, rename, stored)`` of one file; ``stored`` is a Parquet file's roembed metadata."""
-    if _is_parquet(path):
-        if isinstance(columns, (list, tuple)):
-            raise ValueError("a list of column names is only for text files without a header; pass a dict")
-        frame, stored = _read_parquet(path)
-        return frame, RowLocator(str(path)), columns, stored
-    frame, where, rename = _read_text(path, columns, encoding)
-    return frame, where, rename, {}
-
-
-def _stack(parts, rename):
-    """Frames of several files as one, after checking they have the same columns."""
-    from .convert import _norm
-
-    first = parts[0][0]
-    columns = sorted(map(_norm, first.columns))
-    for frame, where, _, _ in parts[1:]:
-        if sorted(map(_norm, frame.columns)) != columns:
-            raise InvalidComparisonsError(
-                f"{where.source} line 1: columns {list(frame.columns)} differ from those of "
-                f"{parts[0][1].source} ({list(first.columns)}); several files must have the same columns")
-    frames = [frame.rename(columns=_norm) for frame, *_ in parts]
-    frame = pd.concat(frames, ignore_index=True)
-    where = RowLocator.concat([p[1] for p in parts], [len(f) for f in frames])
-    return frame, where
 
 
 def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, names_path=None) -> Path:

@@ -72,6 +72,11 @@ class SkipReport:
         for r in rows[: max(0, max_examples - len(self.examples))]:
             self.examples.append(f"{where(int(r))}: {reason}")
 
+    def merge(self, other: "SkipReport", max_examples: int = 5) -> None:
+        """Adds what ``other`` skipped (a later part of the same input)."""
+        self.n_skipped += other.n_skipped
+        self.examples += other.examples[: max(0, max_examples - len(self.examples))]
+
     def warn(self, stacklevel: int = 3) -> None:
         """Emits a :class:`SkippedRowsWarning` when anything was skipped."""
         if self.n_skipped:

@@ -1,0 +1,194 @@
+"""Reading a file in chunks (roembed.data.io.CHUNK_ROWS) gives exactly what reading it whole gives:
+the same comparisons, names, metadata, errors (file and line) and skipped-row reports."""
+import bz2
+import gzip
+import lzma
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+from test_bad_input_table import API_CASES, make_files
+
+from roembed.data import Comparisons, InvalidComparisonsError, read_comparisons, write_comparisons
+from roembed.data import convert, io
+
+NAMES = [f"obj{o:02d}" for o in range(12)]
+
+
+@pytest.fixture
+def chunks(monkeypatch):
+    """``chunks(rows)`` sets the chunk size; ``chunks.frames`` counts the frames the reader converted."""
+    added = []
+    add = convert.ComparisonsBuilder.add
+    monkeypatch.setattr(convert.ComparisonsBuilder, "add", lambda self, frame, where=None: (
+        added.append(len(frame)), add(self, frame, where))[1])
+
+    def set_rows(rows):
+        monkeypatch.setattr(io, "CHUNK_ROWS", rows)
+        added.clear()
+    set_rows.frames = added
+    return set_rows
+
+
+def _random(kind, m=40, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = np.array([rng.choice(len(NAMES), 3 if kind == "triplets" else 4, replace=False) for _ in range(m)])
+    return Comparisons(rows, n_objects=len(NAMES), weight=rng.integers(1, 4, m) / 2,
+                       annotator=[f"w{r}" for r in rng.integers(0, 5, m)], object_names=NAMES,
+                       extra={"sampler": rng.choice(["random", "active"], m)})
+
+
+def _read(chunks, rows, *args, **kwargs):
+    """``(comparisons, report, warnings)`` of one read with ``rows`` rows a chunk."""
+    chunks(rows)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c, report = read_comparisons(*args, return_report=True, **kwargs)
+    return c, report, [str(w.message) for w in caught]
+
+
+def _same(a, b):
+    assert np.array_equal(a.quadruplets, b.quadruplets) and a.quadruplets.dtype == b.quadruplets.dtype
+    assert np.array_equal(a.weight, b.weight)
+    assert a.n_objects == b.n_objects and a.object_names == b.object_names
+    for key in ("annotator", "timestamp", "response_time"):
+        assert (getattr(a, key) is None) == (getattr(b, key) is None), key
+        if getattr(a, key) is not None:
+            assert list(getattr(a, key)) == list(getattr(b, key)), key
+    assert a.extra.keys() == b.extra.keys()
+    for key in a.extra:
+        assert list(a.extra[key]) == list(b.extra[key]), key
+
+
+@pytest.mark.parametrize("kind", ["triplets", "quadruplets"])
+@pytest.mark.parametrize("with_names", [True, False])
+def test_a_file_in_many_chunks_reads_as_it_does_whole(tmp_path, chunks, kind, with_names):
+    path = write_comparisons(_random(kind), tmp_path / "c.csv", names=with_names)
+    whole, _, _ = _read(chunks, 10**6, path)
+    assert chunks.frames == [40]
+    for rows in (1, 7, 39):
+        parts, _, _ = _read(chunks, rows, path)
+        assert len(chunks.frames) == -(-40 // rows)  # really read in pieces
+        _same(parts, whole)
+
+
+def test_names_met_in_later_chunks_are_numbered_in_sorted_order(tmp_path, chunks):
+    text = "anchor,closer,farther\nzebra,yak,emu\nyak,emu,zebra\nemu,zebra,ant\nant,yak,cat\n"
+    path = tmp_path / "names.csv"
+    path.write_text(text)
+    c, _, _ = _read(chunks, 1, path)
+    assert c.object_names == ("ant", "cat", "emu", "yak", "zebra")  # as read whole: sorted
+    rows = [line.split(",") for line in text.splitlines()[1:]]
+    assert np.asarray(c.object_names)[c.triplets].tolist() == rows
+
+
+def test_odd_one_out_salmon_and_ties_in_chunks(tmp_path, chunks):
+    files = {
+        "odd.csv": "a,b,c,odd,subject\n" + "".join(f"{NAMES[r % 12]},{NAMES[(r + 1) % 12]},{NAMES[(r + 5) % 12]},"
+                                                    f"{NAMES[(r + 5) % 12]},s{r % 3}\n" for r in range(20)),
+        "salmon.csv": "head,left,right,winner,puid,head_filename,left_filename,right_filename\n" + "".join(
+            f"{r % 7},{(r + 1) % 7},{(r + 3) % 7},{(r + 1 + 2 * (r % 2)) % 7},u{r},t{r % 7}.png,"
+            f"t{(r + 1) % 7}.png,t{(r + 3) % 7}.png\n" for r in range(20)),
+        "ties.csv": "anchor,closer,farther,tie\n" + "".join(f"{r % 5},{(r + 1) % 5},{(r + 2) % 5},{r % 3 == 0}\n"
+                                                            for r in range(20)),
+    }
+    for path in make_files(tmp_path, files):
+        whole, _, _ = _read(chunks, 10**6, path)
+        parts, _, _ = _read(chunks, 3, path)
+        assert len(chunks.frames) == 7
+        _same(parts, whole)
+        if path.name == "salmon.csv":
+            assert parts.object_names == tuple(f"t{o}.png" for o in range(7))
+    assert whole.extra["tie"].sum() == 2 * 7  # ties became two half votes, in the chunked read too
+
+
+BAD = "anchor,closer,farther,weight\n" + "0,1,2,1\n" * 9
+
+
+@pytest.mark.parametrize("bad_line, message", [
+    ("1,1,2,1", "line 12: the first pair repeats an object"),  # numbers, then a bad row
+    ("0,one,2,1", "line 12: object id is not an integer object index"),  # a typo in a later chunk is no name
+    ("0,1,2,-1", "line 12: weight is negative"),
+    ("0,1,2,1,5", "line 12: has 5 fields but line 1 has 4"),  # the parser's own line count
+])
+def test_an_error_in_the_third_chunk_names_its_line(tmp_path, chunks, bad_line, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(BAD + "1,2,0,1\n" + bad_line + "\n" + "2,0,1,1\n" * 5)
+    chunks(5)  # lines 2-6, 7-11, 12-16: the bad row opens the third chunk
+    with pytest.raises(InvalidComparisonsError, match=f"{path} {message}"):
+        read_comparisons(path)
+
+
+def test_an_undecodable_byte_in_a_later_chunk_names_its_line(tmp_path, chunks):
+    path = tmp_path / "latin.csv"
+    path.write_bytes(("anchor,closer,farther,annotator\n" + "0,1,2,ann\n" * 3000 + "1,2,0,José\n").encode("latin-1"))
+    chunks(100)
+    with pytest.raises(InvalidComparisonsError, match=r"latin.csv line 3002: not utf-8 text \(byte b'\\xe9'\)"):
+        read_comparisons(path)
+    assert list(read_comparisons(path, encoding="latin-1").annotator)[-1] == "José"
+
+
+@pytest.mark.parametrize("suffix, compress", [
+    (".csv.gz", gzip.compress), (".csv.bz2", bz2.compress), (".csv.xz", lzma.compress), (".zip", None)])
+def test_compressed_files_in_chunks(tmp_path, chunks, suffix, compress):
+    plain = write_comparisons(_random("triplets", m=50, seed=1), tmp_path / "plain.csv")
+    packed = tmp_path / f"packed{suffix}"
+    if compress is None:
+        with zipfile.ZipFile(packed, "w") as archive:
+            archive.write(plain, "responses.csv")
+    else:
+        packed.write_bytes(compress(plain.read_bytes()))
+    whole, _, _ = _read(chunks, 10**6, plain)
+    parts, _, _ = _read(chunks, 8, packed)
+    assert len(chunks.frames) == 7
+    _same(parts, whole)
+
+
+def test_parquet_in_batches(tmp_path, chunks):
+    pytest.importorskip("pyarrow")
+    c = _random("quadruplets", m=30, seed=2)
+    path = write_comparisons(c, tmp_path / "c.parquet")
+    parts, _, _ = _read(chunks, 4, path)
+    assert len(chunks.frames) == 8
+    _same(parts, c)
+
+
+def test_skipping_counts_the_same_across_chunks(tmp_path, chunks):
+    rows = ["0,1,2,1", "0,1,1,1", "0,x,2,1", "", "1,2,0,-1", "2,0,1,2", "3,1,1,1", "3,1,2,nan", "1,3,0,1"] * 3
+    path = tmp_path / "skip.csv"
+    path.write_text("anchor,closer,farther,weight\n" + "\n".join(rows) + "\n")
+    whole, whole_report, whole_warnings = _read(chunks, 10**6, path, on_invalid="skip")
+    for size in (1, 4):
+        parts, report, caught = _read(chunks, size, path, on_invalid="skip")
+        _same(parts, whole)
+        assert report.n_skipped == whole_report.n_skipped == 18
+        assert report.examples == whole_report.examples and len(report.examples) == 5
+        assert caught == whole_warnings and len(caught) == 1  # one warning for the file, not one per chunk
+    all_bad = tmp_path / "all_bad.csv"
+    all_bad.write_text("anchor,closer,farther\n" + "0,0,1\n" * 6)
+    chunks(2)
+    with pytest.raises(InvalidComparisonsError, match=r"all_bad.csv: no valid comparisons \(skipped 6 invalid"):
+        read_comparisons(all_bad, on_invalid="skip")
+
+
+@pytest.mark.parametrize("case, files, options, expected", API_CASES, ids=[c[0] for c in API_CASES])
+def test_the_bad_input_table_reads_the_same_one_row_a_chunk(tmp_path, chunks, case, files, options, expected):
+    paths = make_files(tmp_path, files)
+    source = paths if len(paths) > 1 else paths[0]
+    outcomes = []
+    for rows in (10**6, 1):
+        chunks(rows)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                outcomes.append(read_comparisons(source))
+            except (InvalidComparisonsError, ValueError) as exc:
+                outcomes.append(str(exc))
+        outcomes.append([str(w.message) for w in caught])
+    whole, whole_warnings, parts, part_warnings = outcomes
+    assert part_warnings == whole_warnings
+    if isinstance(whole, str):
+        assert parts == whole
+    else:
+        _same(parts, whole)
