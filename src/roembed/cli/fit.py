@@ -131,7 +131,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Fraction of the comparisons (whole queries) held out to measure the error.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
 @click.option("--n-init", type=click.IntRange(min=1), default=None,
-              help="Starts of the first fit, the lowest objective kept (default: 10 for --dim 1 or 2, else 1).")
+              help="Starts of the first fit, the lowest objective kept (default: 20 for --dim 1, 10 for --dim 2, else 1).")
 @click.option("--annotator-rounds", type=click.IntRange(min=0), default=0, show_default=True,
               help="Rounds of down-weighting unreliable annotators and refitting (needs annotator ids).")
 @click.option("--labels", type=click.Path(path_type=Path),
