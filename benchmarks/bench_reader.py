@@ -17,6 +17,7 @@ commit before the streaming reader, e.g. ``git worktree add /tmp/roembed-old fb4
 one is this tree's.  Medians over ``--runs`` (3) runs; ``/proc/loadavg`` is recorded per run::
 
     python benchmarks/bench_reader.py --m 1e6 1e7 --old-src /tmp/roembed-old
+    python benchmarks/bench_reader.py --m 1e7 --chunk-chars 1e6 4e6 16e6   # the chunk size
     python benchmarks/bench_reader.py --quick                  # smoke run: m = 10^5, new reader only
 """
 from __future__ import annotations
@@ -61,8 +62,10 @@ def child(spec: dict) -> dict:
     """One read in this process: seconds, peak bytes, result bytes."""
     import gc
 
-    from roembed.data import read_comparisons
+    from roembed.data import io, read_comparisons
 
+    if spec.get("chunk_chars"):
+        io.CHUNK_CHARS = spec["chunk_chars"]
     gc.collect()
     exact = reset_peak()
     before, load = status_bytes("VmRSS"), loadavg()
@@ -71,7 +74,7 @@ def child(spec: dict) -> dict:
     seconds = time.perf_counter() - start
     peak = status_bytes("VmHWM")
     result = comparisons.quadruplets.nbytes + comparisons.weight.nbytes
-    return dict(reader=spec["reader"], m=len(comparisons), file=Path(spec["path"]).name,
+    return dict(reader=spec["reader"], chunk_chars=getattr(io, "CHUNK_CHARS", None), m=len(comparisons), file=Path(spec["path"]).name,
                 file_bytes=os.path.getsize(spec["path"]), seconds=seconds, read_bytes=max(peak - before, 0),
                 result_bytes=result, process_bytes=peak, peak_exact=exact, loadavg=load,
                 index_dtype=str(comparisons.quadruplets.dtype))
@@ -118,6 +121,8 @@ def main(argv=None):
     parser.add_argument("--m", type=float, nargs="+", default=[1e6, 1e7], help="rows of each file")
     parser.add_argument("--gzip", action="store_true", help="also read each file gzipped")
     parser.add_argument("--old-src", type=Path, default=None, help="source tree of the old reader (its src/ is used)")
+    parser.add_argument("--chunk-chars", type=float, nargs="+", default=[0],
+                        help="text per chunk of the new reader (0: its default); several compare them")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -128,7 +133,8 @@ def main(argv=None):
         return
     if args.quick:
         args.m, args.runs = [1e5], 1
-    readers = [("new", HERE.parent)] + ([("old", args.old_src)] if args.old_src else [])
+    readers = [(f"new {int(c):.0e}" if len(args.chunk_chars) > 1 else "new", HERE.parent, int(c)) for c in args.chunk_chars]
+    readers += [("old", args.old_src, 0)] if args.old_src else []
     commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     rows = []
@@ -138,8 +144,8 @@ def main(argv=None):
             for path in paths:
                 write_triplets(path, m)
                 for run in range(args.runs):
-                    for reader, src in (readers if run % 2 == 0 else readers[::-1]):
-                        rows.append(run_child(src, dict(path=str(path), reader=reader)))
+                    for reader, src, chars in (readers if run % 2 == 0 else readers[::-1]):
+                        rows.append(run_child(src, dict(path=str(path), reader=reader, chunk_chars=chars)))
                 path.unlink()
     finish(args.out, args, rows, summarise(rows), TABLE, commit=commit, cpus=os.cpu_count())
 

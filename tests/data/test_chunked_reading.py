@@ -1,5 +1,6 @@
-"""Reading a file in chunks (roembed.data.io.CHUNK_ROWS) gives exactly what reading it whole gives:
-the same comparisons, names, metadata, errors (file and line) and skipped-row reports."""
+"""Reading a file in chunks (roembed.data.io.CHUNK_CHARS of text, CHUNK_ROWS Parquet rows) gives exactly
+what reading it whole gives: the same comparisons, names, metadata, errors (file and line) and skipped-row
+reports."""
 import bz2
 import gzip
 import lzma
@@ -18,14 +19,16 @@ NAMES = [f"obj{o:02d}" for o in range(12)]
 
 @pytest.fixture
 def chunks(monkeypatch):
-    """``chunks(rows)`` sets the chunk size; ``chunks.frames`` counts the frames the reader converted."""
+    """``chunks(size)`` sets the chunk size (characters of text, Parquet rows; a text chunk holds at least
+    one line); ``chunks.frames`` lists the rows of each frame the reader converted."""
     added = []
     add = convert.ComparisonsBuilder.add
     monkeypatch.setattr(convert.ComparisonsBuilder, "add", lambda self, frame, where=None: (
         added.append(len(frame)), add(self, frame, where))[1])
 
-    def set_rows(rows):
-        monkeypatch.setattr(io, "CHUNK_ROWS", rows)
+    def set_rows(size):
+        monkeypatch.setattr(io, "CHUNK_CHARS", size)
+        monkeypatch.setattr(io, "CHUNK_ROWS", size)
         added.clear()
     set_rows.frames = added
     return set_rows
@@ -39,9 +42,9 @@ def _random(kind, m=40, seed=0):
                        extra={"sampler": rng.choice(["random", "active"], m)})
 
 
-def _read(chunks, rows, *args, **kwargs):
-    """``(comparisons, report, warnings)`` of one read with ``rows`` rows a chunk."""
-    chunks(rows)
+def _read(chunks, size, *args, **kwargs):
+    """``(comparisons, report, warnings)`` of one read in chunks of ``size``."""
+    chunks(size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c, report = read_comparisons(*args, return_report=True, **kwargs)
@@ -67,9 +70,10 @@ def test_a_file_in_many_chunks_reads_as_it_does_whole(tmp_path, chunks, kind, wi
     path = write_comparisons(_random(kind), tmp_path / "c.csv", names=with_names)
     whole, _, _ = _read(chunks, 10**6, path)
     assert chunks.frames == [40]
-    for rows in (1, 7, 39):
-        parts, _, _ = _read(chunks, rows, path)
-        assert len(chunks.frames) == -(-40 // rows)  # really read in pieces
+    for size in (1, 100, 400):
+        parts, _, _ = _read(chunks, size, path)
+        assert len(chunks.frames) == 40 if size == 1 else 1 < len(chunks.frames) < 40  # really in pieces
+        assert sum(chunks.frames) == 40
         _same(parts, whole)
 
 
@@ -96,7 +100,7 @@ def test_odd_one_out_salmon_and_ties_in_chunks(tmp_path, chunks):
     for path in make_files(tmp_path, files):
         whole, _, _ = _read(chunks, 10**6, path)
         parts, _, _ = _read(chunks, 3, path)
-        assert len(chunks.frames) == 7
+        assert chunks.frames == [1] * 20  # a chunk shorter than a line holds one line
         _same(parts, whole)
         if path.name == "salmon.csv":
             assert parts.object_names == tuple(f"t{o}.png" for o in range(7))
@@ -115,9 +119,20 @@ BAD = "anchor,closer,farther,weight\n" + "0,1,2,1\n" * 9
 def test_an_error_in_the_third_chunk_names_its_line(tmp_path, chunks, bad_line, message):
     path = tmp_path / "bad.csv"
     path.write_text(BAD + "1,2,0,1\n" + bad_line + "\n" + "2,0,1,1\n" * 5)
-    chunks(5)  # lines 2-6, 7-11, 12-16: the bad row opens the third chunk
+    chunks(40)  # 5 lines of 8 characters: lines 2-6, 7-11, then the bad row opens the third chunk
     with pytest.raises(InvalidComparisonsError, match=f"{path} {message}"):
         read_comparisons(path)
+    assert chunks.frames[:2] == [5, 5] and len(chunks.frames) <= 3  # the third chunk failed
+
+
+def test_a_row_wider_than_the_header_opening_a_chunk_is_an_error(tmp_path, chunks):
+    """pandas would take the extra field of a chunk's (or the file's) first row as an index, silently."""
+    path = tmp_path / "wide.csv"
+    path.write_text("anchor,closer,farther\n0,1,2,7\n1,2,0,7\n")
+    for size in (10**6, 1):
+        chunks(size)
+        with pytest.raises(InvalidComparisonsError, match=r"wide.csv line 2: has 4 fields but line 1 has 3"):
+            read_comparisons(path)
 
 
 def test_an_undecodable_byte_in_a_later_chunk_names_its_line(tmp_path, chunks):
@@ -140,8 +155,8 @@ def test_compressed_files_in_chunks(tmp_path, chunks, suffix, compress):
     else:
         packed.write_bytes(compress(plain.read_bytes()))
     whole, _, _ = _read(chunks, 10**6, plain)
-    parts, _, _ = _read(chunks, 8, packed)
-    assert len(chunks.frames) == 7
+    parts, _, _ = _read(chunks, 64, packed)
+    assert 5 < len(chunks.frames) < 50 and sum(chunks.frames) == 50
     _same(parts, whole)
 
 
@@ -159,7 +174,7 @@ def test_skipping_counts_the_same_across_chunks(tmp_path, chunks):
     path = tmp_path / "skip.csv"
     path.write_text("anchor,closer,farther,weight\n" + "\n".join(rows) + "\n")
     whole, whole_report, whole_warnings = _read(chunks, 10**6, path, on_invalid="skip")
-    for size in (1, 4):
+    for size in (1, 20):
         parts, report, caught = _read(chunks, size, path, on_invalid="skip")
         _same(parts, whole)
         assert report.n_skipped == whole_report.n_skipped == 18
@@ -177,8 +192,8 @@ def test_the_bad_input_table_reads_the_same_one_row_a_chunk(tmp_path, chunks, ca
     paths = make_files(tmp_path, files)
     source = paths if len(paths) > 1 else paths[0]
     outcomes = []
-    for rows in (10**6, 1):
-        chunks(rows)
+    for size in (10**6, 1):
+        chunks(size)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

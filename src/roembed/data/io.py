@@ -15,6 +15,7 @@ import io
 import json
 import lzma
 import re
+import warnings
 import zipfile
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -35,8 +36,9 @@ _HEADERLESS = {3: ["anchor", "closer", "farther"], 4: ["i", "j", "l", "k"]}
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
-#: Rows per chunk of a text or Parquet file: reading holds the result plus one chunk (while a chunk
-#: is converted, about 100-200 bytes a row).  Tests set it small to read a file in many chunks.
+#: Characters of text per chunk (a chunk ends at a line end) and rows per batch of a Parquet file:
+#: reading holds the result plus one chunk.  Tests set them small to read a file in many chunks.
+CHUNK_CHARS = 1 << 22
 CHUNK_ROWS = 1 << 18
 
 
@@ -144,10 +146,8 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
         )
 
 
-def _header(path: Path, columns, encoding: str) -> tuple[str, list | None, bool]:
+def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | None, bool]:
     """``(separator, column names to give, headerless)`` from the first line of a text file."""
-    with _text(path, encoding) as (fh, name):
-        first = fh.readline().lstrip("\ufeff")
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
     sep = sniff_separator(name, first)
@@ -163,35 +163,74 @@ def _header(path: Path, columns, encoding: str) -> tuple[str, list | None, bool]
     return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
 
 
-def _parse_error(exc: pd.errors.ParserError, path: Path) -> InvalidComparisonsError:
-    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-    if not found:
-        return InvalidComparisonsError(f"{path}: cannot parse: {exc}")
-    expected, line, saw = map(int, found.groups())
+def _blocks(fh, size: int, start: str = ""):
+    """The text of ``fh`` (after ``start``) in pieces of about ``size`` characters, each ending at the end
+    of a line that is not inside a quoted field."""
+    rest = start
+    while block := fh.read(size):
+        block = rest + block
+        cut = block.rfind("\n") + 1
+        while cut and block.count('"', 0, cut) % 2:  # an odd number of quotes: the line break is quoted
+            cut = block.rfind("\n", 0, cut - 1) + 1
+        rest = block[cut:]
+        if cut:
+            yield block[:cut]
+    if rest:
+        yield rest
+
+
+_CSV = dict(skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True)
+
+
+def _parsed(block: str, sep: str, names: list, path: Path, line: int) -> pd.DataFrame:
+    """One block of rows (its first on file line ``line``) as a frame with columns ``names``.
+
+    Each block is its own ``read_csv`` (pandas < 3.1 drops the extra fields of a row that opens a
+    ``chunksize`` chunk), with ``index_col=False`` (else pandas takes the extra fields of a block's
+    first row as an index): a row with too many fields is an error naming its line wherever it is.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        try:
+            frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, **_CSV)
+        except pd.errors.ParserError as exc:
+            found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+            if not found:
+                raise InvalidComparisonsError(f"{path}: cannot parse: {exc}") from None
+            raise _width_error(path, line + int(found[2]) - 1, int(found[3]), len(names)) from None
+    for warning in caught:
+        if "does not match length of data" in str(warning.message):  # the first row is too wide
+            first = pd.read_csv(io.StringIO(block.split("\n", 1)[0]), sep=sep, header=None, **_CSV)
+            raise _width_error(path, line, first.shape[1], len(names))
+        warnings.warn(warning.message, warning.category, stacklevel=2)
+    return frame
+
+
+def _width_error(path: Path, line: int, saw: int, expected: int) -> InvalidComparisonsError:
     mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
     return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line 1 has {expected}{mixed}")
 
 
 def _text_frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` for each chunk of :data:`CHUNK_ROWS` rows of a text file; ``where``
-    names the file's lines (the header is line 1; pandas counts lines across chunks)."""
-    sep, names, headerless = _header(path, columns, encoding)
-    line = 1 if headerless else 2
-    with _text(path, encoding) as (fh, _):
-        chunks = pd.read_csv(fh, sep=sep, header=None if headerless else 0, names=names if headerless else None,
-                             skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True,
-                             chunksize=CHUNK_ROWS)
-        try:
-            for frame in chunks:
-                if not headerless and names is not None:
-                    frame.columns = names
-                where = RowLocator(str(path), lines=np.arange(line, line + len(frame)))
-                if headerless:
-                    _mixed_width_error(frame, where)
-                line += len(frame)
-                yield frame, where
-        except pd.errors.ParserError as exc:
-            raise _parse_error(exc, path) from None
+    """Yields ``(frame, where)`` for each block of about :data:`CHUNK_CHARS` characters of a text file;
+    ``where`` names the file's lines (the header is line 1)."""
+    with _text(path, encoding) as (fh, name):
+        first = fh.readline().lstrip("\ufeff")
+        sep, names, headerless = _header(first, name, path, columns)
+        header = names if headerless else list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
+        line, any_rows = (1 if headerless else 2), False
+        for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
+            frame = _parsed(block, sep, header, path, line)
+            if not headerless and names is not None:
+                frame.columns = names
+            where = RowLocator(str(path), lines=np.arange(line, line + len(frame)))
+            if headerless:
+                _mixed_width_error(frame, where)
+            line += block.count("\n")
+            any_rows = True
+            yield frame, where
+        if not any_rows:  # a header alone: its columns still say what the file is
+            yield pd.DataFrame(columns=names or header), RowLocator(str(path))
 
 
 def _parquet_frames(path: Path):
@@ -258,7 +297,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     ``"skip"`` drops bad rows with a :class:`SkippedRowsWarning` (count and first examples)
     and, with ``return_report=True``, returns ``(comparisons, SkipReport)``.
 
-    Files are read in chunks of :data:`CHUNK_ROWS` rows, each checked and reduced to compact
+    Files are read in chunks (:data:`CHUNK_CHARS` of text, :data:`CHUNK_ROWS` Parquet rows), each checked and reduced to compact
     arrays before the next is parsed (:class:`~roembed.data.convert.ComparisonsBuilder`), so
     the memory a read needs is about that of the result plus one chunk, not that of the text.
     """

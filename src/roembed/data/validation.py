@@ -161,7 +161,9 @@ def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray
     """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise."""
     where = where or RowLocator()
     if weight is None:
-        return np.ones(m)
+        ones = np.ones(m)
+        ones.flags.writeable = False  # fresh and read-only: Comparisons keeps it without a copy
+        return ones
     try:
         w = np.asarray(weight, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
