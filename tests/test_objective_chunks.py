@@ -81,3 +81,29 @@ def test_margins_and_shifts_from_the_embedding_match_the_pair_form(graph, loss):
     np.testing.assert_allclose(objective.embedding_shifts(X, distances), objective.evaluate(d)[2], atol=1e-12)
     objective.cap = None
     assert objective.embedding_shifts(X, distances) is None
+
+
+def _evaluate_in_child(queue, objective, distances, X):
+    queue.put(objective.embedding_value_and_grad(X, distances, threads=2)[0])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_evaluates_with_threads_of_its_own(graph):
+    """joblib / Dask workers forked from a process that has used the thread pool must not wait on
+    the parent's threads (they do not exist in the child): the child finishes, with the same value."""
+    import multiprocessing
+
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum())
+    objective.chunk = 100  # several chunks, so two threads share them
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(1).standard_normal((graph.n_objects, 2))
+    value = objective.embedding_value_and_grad(X, distances, threads=2)[0]  # the parent's pool exists now
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_evaluate_in_child, args=(queue, objective, distances, X))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child hung in the objective's thread pool")
+    assert child.exitcode == 0 and queue.get(timeout=5) == value

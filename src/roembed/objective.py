@@ -106,6 +106,16 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return _POOL[0]
 
 
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: a job submitted to the inherited pool would
+    wait forever (it did: 2 Dask workers forked from a process that had fitted, both stuck in their
+    first fit).  The child starts a pool of its own on first use."""
+    _POOL[:] = [None, 0]
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def default_threads() -> int:
     """Threads of :meth:`EdgeObjective.embedding_value_and_grad`: numba's thread count (``NUMBA_NUM_THREADS``)."""
     return max(1, min(numba.get_num_threads(), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
