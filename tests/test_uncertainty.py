@@ -154,3 +154,18 @@ def test_ellipsoid_shadow_for_p_above_2():
     # the major semi-axis is at least the mean radius; equal (up to rounding) where shrinkage made it round
     assert "angle" not in table and (table["axis_major"] >= table["radius"] * (1 - 1e-9)).all()
     assert len(plot_embedding(res.embedding, uncertainty=res).axes[0].patches) == 20
+
+
+def test_threads_per_fit_caps_the_objectives_threads_too():
+    import numba
+
+    from roembed._threads import limit_threads
+    from roembed.objective import default_threads
+
+    before = numba.get_num_threads()
+    with limit_threads(1):
+        assert default_threads() == 1  # the objective's own pool, not only BLAS
+    assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError), limit_threads(1):
+        raise RuntimeError
+    assert numba.get_num_threads() == before  # restored after an error as well

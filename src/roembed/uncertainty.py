@@ -352,7 +352,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         joblib workers (the active joblib backend is used: processes by default, Dask inside
         ``joblib.parallel_config(backend="dask")``).
     threads_per_fit : int
-        BLAS threads inside each replicate.
+        Threads inside each replicate: BLAS, OpenMP and the objective's own (default 1: one core per worker).
     random_state : int or None
     """
     comparisons = as_comparisons(comparisons)
