@@ -128,3 +128,67 @@ def test_a_partial_salmon_export_keeps_its_names(tmp_path):
     assert c.object_names == ("a.png", "b.png", "#2", "d.png")  # target 2 was never shown
     assert c.triplets.tolist() == [[0, 3, 1], [3, 0, 1]]
     assert c.extra["alg_ident"].tolist() == ["RandomSampling", "ARR"]
+
+
+def test_json_records_columns_and_lines_read_like_csv(tmp_path):
+    import json
+
+    rows = [dict(anchor=0, closer=1, farther=2, annotator="w1"), dict(anchor=2, closer=0, farther=1, annotator="w2"),
+            dict(anchor=1, closer=2, farther=0, annotator="w1")]
+    csv = tmp_path / "t.csv"
+    pd.DataFrame(rows).to_csv(csv, index=False)
+    expected = read_comparisons(csv)
+    (tmp_path / "records.json").write_text(json.dumps(rows))
+    (tmp_path / "columns.json").write_text(json.dumps({k: [r[k] for r in rows] for k in rows[0]}))
+    (tmp_path / "lines.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    with gzip.open(tmp_path / "records.json.gz", "wt") as fh:
+        fh.write(json.dumps(rows))
+    for name in ("records.json", "columns.json", "lines.jsonl", "records.json.gz"):
+        got = read_comparisons(tmp_path / name)
+        assert np.array_equal(got.quadruplets, expected.quadruplets), name
+        assert list(got.annotator) == list(expected.annotator), name
+
+
+def test_json_query_vote_counts_become_weighted_triplets(tmp_path):
+    import json
+
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"answers": [[0, 1, 2], [1, 2, 3]], "agreement": [[3, 1], [0, 2]]}))
+    c = read_comparisons(path)
+    votes = {(int(q[0]), int(q[1]), int(q[3])): w for q, w in zip(c.quadruplets, c.weight)}
+    assert votes == {(0, 1, 2): 3, (0, 2, 1): 1, (1, 3, 2): 2}  # the 0-vote direction is no response
+    # the same as one row per vote
+    repeated = Comparisons(np.array([[0, 1, 2]] * 3 + [[0, 2, 1]] + [[1, 3, 2]] * 2), n_objects=4).aggregate()
+    graph = c.aggregate()
+    assert sorted(zip(map(tuple, graph.edge_quadruplets().tolist()), graph.votes)) == \
+        sorted(zip(map(tuple, repeated.edge_quadruplets().tolist()), repeated.votes))
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ('{"anchor": [0, 1], "closer": [1]}', ["different lengths"]),
+    ('{"answers": [[0, 1]], "agreement": [[1, 0]]}', ["'answers' must be (N, 3)"]),
+    ('{"answers": [[0, 1, 2]], "agreement": [[-1, 0]]}', ["non-negative"]),
+    ('{"a": 1}', ["keys a", "not a comparison table"]),
+    ('[1, 2, 3]', ["a JSON list", "not a comparison table"]),
+    ('[{"anchor": 0, "closer": 1, "farther": 2},\n {"anchor": 0, "closer": 1, ', ["line 2", "not valid JSON"]),
+    ('[{"anchor": 0, "closer": 1, "farther": 2}, {"anchor": 0, "closer": 0, "farther": 2}]', ["record 1"]),
+])
+def test_bad_json_is_one_clear_error_naming_the_file(tmp_path, text, fragments):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(InvalidComparisonsError) as info:
+        read_comparisons(path)
+    message = str(info.value)
+    assert "bad.json" in message and "\n" not in message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_bad_json_lines_name_their_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"anchor": 0, "closer": 1, "farther": 2}\n\n{"anchor": 0, "closer": 1,\n')
+    with pytest.raises(InvalidComparisonsError, match="bad.jsonl line 3: not valid JSON"):
+        read_comparisons(path)
+    path.write_text('{"anchor": 0, "closer": 1, "farther": 2}\n[0, 1, 2]\n')
+    with pytest.raises(InvalidComparisonsError, match="line 2: a JSON Lines record must be an object"):
+        read_comparisons(path)

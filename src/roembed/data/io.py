@@ -1,4 +1,4 @@
-"""Reading and writing comparison files: CSV/TSV, and Parquet when pyarrow is installed.
+"""Reading and writing comparison files: CSV/TSV, JSON, and Parquet when pyarrow is installed.
 
 Columns are recognised by name (see :data:`roembed.data.convert.FORMATS` and
 ``METADATA``).  A file without a header must hold 3 (triplet) or 4 (quadruplet)
@@ -257,12 +257,94 @@ def _stored(path: Path) -> dict:
     return json.loads((_parquet(path).schema_arrow.metadata or {}).get(_META_KEY, b"{}"))
 
 
+_JSON = (".json", ".jsonl", ".ndjson")
+
+
+def _is_json(path: Path) -> bool:
+    name = path.with_suffix("") if path.suffix.lower() in _COMPRESSED[:3] else path
+    return name.suffix.lower() in _JSON
+
+
+def _json_frames(path: Path, encoding: str):
+    """Yields ``(frame, where)`` for a JSON file (read whole), in one of three layouts:
+
+    * records: a list of objects whose keys are the columns of any table format
+      (``[{"anchor": 3, "closer": 5, "farther": 9, "annotator": "w1"}, ...]``; JSON Lines too,
+      one object per line), rows named "record r" (0-based) or by line;
+    * columns: one object of equally long lists (``{"anchor": [...], "closer": [...], ...}``);
+    * queries with vote counts, as the material-similarity set of Lagunas et al. (2019) ships them:
+      ``{"answers": [[ref, a, b], ...], "agreement": [[votes for a, votes for b], ...]}``; each
+      query becomes the triplets (ref, a, b) and (ref, b, a) weighted by their votes (zero-vote
+      directions are no response and are left out), rows named "query q".
+    """
+    with _text(path, encoding) as (fh, name):
+        text = fh.read()
+    try:
+        if name.suffix.lower() in (".jsonl", ".ndjson"):
+            yield _json_lines(text, path)
+            return
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidComparisonsError(f"{path} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    if isinstance(data, list) and all(isinstance(r, dict) for r in data):
+        yield pd.DataFrame.from_records(data), RowLocator(f"{path} record", lines=np.arange(len(data)))
+    elif isinstance(data, dict) and {"answers", "agreement"} <= set(data):
+        yield _query_votes(data, path)
+    elif isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
+        if len({len(v) for v in data.values()}) != 1:
+            raise InvalidComparisonsError(f"{path}: the column lists have different lengths "
+                                          f"({', '.join(f'{k}: {len(v)}' for k, v in data.items())})")
+        yield pd.DataFrame(data), RowLocator(f"{path} record", lines=np.arange(len(next(iter(data.values())))))
+    else:
+        keys = f"an object with keys {', '.join(map(str, list(data)[:6]))}" if isinstance(data, dict) else \
+            f"a JSON {type(data).__name__}"
+        raise InvalidComparisonsError(
+            f"{path}: {keys} is not a comparison table; expected a list of records with columns such as "
+            "anchor, closer, farther, an object of column lists, or answers + agreement (query vote counts)")
+
+
+def _json_lines(text: str, path: Path) -> tuple[pd.DataFrame, RowLocator]:
+    """JSON Lines: one record (object) per non-blank line."""
+    records, lines = [], []
+    for k, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidComparisonsError(f"{path} line {k}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise InvalidComparisonsError(f"{path} line {k}: a JSON Lines record must be an object, "
+                                          f"got a {type(record).__name__}")
+        records.append(record)
+        lines.append(k)
+    return pd.DataFrame.from_records(records), RowLocator(str(path), lines=np.array(lines, dtype=np.int64))
+
+
+def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
+    """The ``answers`` / ``agreement`` layout as weighted triplets (see :func:`_json_frames`)."""
+    try:
+        queries = np.asarray(data["answers"], dtype=np.int64)
+        votes = np.asarray(data["agreement"], dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidComparisonsError(f"{path}: 'answers' and 'agreement' must be lists of integer lists") from None
+    if queries.ndim != 2 or queries.shape[1] != 3 or votes.shape != (len(queries), 2) or (votes < 0).any():
+        raise InvalidComparisonsError(f"{path}: 'answers' must be (N, 3) object indices and 'agreement' (N, 2) "
+                                      f"non-negative vote counts, got {queries.shape} and {votes.shape}")
+    both = np.concatenate([queries, queries[:, [0, 2, 1]]])
+    weight, query = np.concatenate([votes[:, 0], votes[:, 1]]), np.tile(np.arange(len(queries)), 2)
+    keep = weight > 0
+    frame = pd.DataFrame({"anchor": both[keep, 0], "closer": both[keep, 1], "farther": both[keep, 2],
+                          "weight": weight[keep]})
+    return frame, RowLocator(f"{path} query", lines=query[keep])
+
+
 def _frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` chunk by chunk, for a text or a Parquet file."""
-    if _is_parquet(path):
+    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON or Parquet file."""
+    if _is_parquet(path) or _is_json(path):
         if isinstance(columns, (list, tuple)):
             raise ValueError("a list of column names is only for text files without a header; pass a dict")
-        return _parquet_frames(path)
+        return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
     return _text_frames(path, columns, encoding)
 
 
@@ -278,7 +360,8 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False):
-    """Reads comparisons from a CSV/TSV (separator guessed) or Parquet file, or from several.
+    """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`) or Parquet
+    file, or from several.
 
     ``path``: a file, or a list of files with the same columns, read as one (errors
     name the file and line of each row).  Text files may be compressed (``.gz``,

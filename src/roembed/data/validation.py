@@ -21,6 +21,9 @@ class SkippedRowsWarning(UserWarning):
     """Warns that rows were dropped (``on_invalid="skip"`` or a loader's cleaning)."""
 
 
+_UNITS = (" row", " record", " query")  # a source ending in one of these counts its own units, not lines
+
+
 @dataclass
 class RowLocator:
     """Turns a row number into words: ``"row 3"`` or ``"data.csv line 5"``.
@@ -39,7 +42,7 @@ class RowLocator:
         if source is None:
             return f"row {row if self.lines is None else int(self.lines[row])}"
         if self.lines is not None:
-            return f"{source} {int(self.lines[row])}" if source.endswith(" row") else \
+            return f"{source} {int(self.lines[row])}" if source.endswith(_UNITS) else \
                 f"{source} line {int(self.lines[row])}"
         return f"{source} row {row}"
 
