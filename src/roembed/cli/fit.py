@@ -153,12 +153,13 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, n_init, annotator_rounds, labels,
         label_column, skip_invalid, n_bootstrap, bootstrap_unit, jobs, svg, html_report, quiet, verbose):
-    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/Parquet; several
+    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
     The format is detected from the columns: triplets (anchor, closer, farther),
-    quadruplets (i, j, l, k), odd-one-out answers, or salmon/NEXT responses, with
-    optional annotator, weight and tie columns; other columns are kept and listed per
+    quadruplets (i, j, l, k), odd-one-out answers (a, b, c and odd: the odd object, or
+    odd_position: 0, 1 or 2), or salmon/NEXT responses (head, left, right, winner), with
+    optional annotator (or puid, worker_id, ...), weight and tie columns; other columns are kept and listed per
     flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
     comparisons.csv (every comparison with its votes, gamma and flag),
     outliers.csv (flagged comparisons with votes, annotators and gamma),

@@ -157,7 +157,8 @@ def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | No
         if len(fields) not in _HEADERLESS:
             raise InvalidComparisonsError(
                 f"{path} line 1: a file without a header must have 3 (triplet) or 4 (quadruplet) columns, "
-                f"got {len(fields)}; add a header or pass columns=[names...]"
+                f"got {len(fields)}; add a header line naming them (e.g. anchor,closer,farther,annotator; "
+                f"roembed fit --help lists the odd-one-out and salmon columns), or in Python pass columns=[names...]"
             )
         columns = _HEADERLESS[len(fields)]
     return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
