@@ -113,7 +113,8 @@ def _forget_pool() -> None:
     _POOL[:] = [None, 0]
 
 
-os.register_at_fork(after_in_child=_forget_pool)
+if hasattr(os, "register_at_fork"):  # POSIX; elsewhere processes are spawned, not forked
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def default_threads() -> int:
