@@ -284,18 +284,11 @@ def crowd_reliability(graph: ComparisonGraph, n_iter: int = 200) -> np.ndarray:
     if np.dot(counts, signs) < 0:
         signs = -signs
     crowd = np.asarray(M.T @ signs).ravel()  # signed votes per query
-    others = crowd[None, :] - signs[:, None] * M.toarray() if len(ids) * len(graph) <= 5e7 else None
-    if others is None:  # large: the same, one annotator at a time over their own queries only
-        rho = np.zeros(len(ids))
-        for a in range(len(ids)):
-            row = M.getrow(a)
-            o = crowd[row.indices] - signs[a] * row.data
-            den = np.abs(row.data) @ np.abs(o)
-            rho[a] = row.data @ o / den if den > 0 else 0.0
-        return rho
-    Md = M.toarray()
-    den = (np.abs(Md) * np.abs(others)).sum(axis=1)
-    return np.where(den > 0, (Md * others).sum(axis=1) / np.where(den > 0, den, 1.0), 0.0)
+    entries = M.tocoo()  # (annotator a, query q, M_aq): only the queries each annotator answered
+    others = crowd[entries.col] - signs[entries.row] * entries.data  # m_{-a,q}
+    num = np.bincount(entries.row, weights=entries.data * others, minlength=len(ids))
+    den = np.bincount(entries.row, weights=np.abs(entries.data) * np.abs(others), minlength=len(ids))
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, gold=None, max_iter: int = 1000,

@@ -71,6 +71,14 @@ def satisfied(X, comparisons) -> np.ndarray:
     return d_near < d_far
 
 
+def agreement(X, comparisons) -> float:
+    """Weighted share of the responses that ``X`` satisfies (1 - triplet error; NaN without weight):
+    the estimators' ``score`` and the self-tuning default's validation score."""
+    comparisons = as_comparisons(comparisons)
+    w = comparisons.weight
+    return float(np.dot(w, satisfied(X, comparisons)) / w.sum()) if w.sum() > 0 else float("nan")
+
+
 def triplet_error(X, comparisons, confidence: float = 0.95) -> Interval:
     r"""Weighted share of the responses that ``X`` violates, with a Wilson interval.
 
@@ -325,7 +333,7 @@ def set_precision_recall(found, planted) -> dict:
     return outlier_precision_recall([u in found for u in universe], [u in planted for u in universe])
 
 
-__all__ = ["Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
+__all__ = ["agreement", "Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
            "object_residuals", "intransitive_share", "ProcrustesFit", "procrustes", "procrustes_align",
            "procrustes_error", "procrustes_disparity", "knn_agreement", "knn_agreement_per_object",
            "contradicted", "outlier_precision_recall", "edge_outlier_scores", "set_precision_recall"]

@@ -353,7 +353,7 @@ def test_several_compressed_latin_1_files_with_ties_and_extra_columns(clean_vote
 
 def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
     import roembed.cli._report as report
-    from roembed.solvers.lbfgs import _OBSERVERS
+    from roembed.solvers.progress import _OBSERVERS
 
     now = [100.0]
     monkeypatch.setattr("time.monotonic", lambda: now[0])

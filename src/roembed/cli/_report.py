@@ -154,7 +154,7 @@ def progress(enabled: bool, description: str, every: float = 5.0):
     if not enabled:
         yield
         return
-    from ..solvers.lbfgs import observe_iterations
+    from ..solvers.progress import observe_iterations
 
     if not sys.stderr.isatty():
         with observe_iterations(_PlainProgress(description, every)):

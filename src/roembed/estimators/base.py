@@ -16,6 +16,7 @@ from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import warn_data_problems
 from ..data.validation import InvalidComparisonsError
 from ..losses import Loss
+from ..metrics import agreement
 from ..objective import EdgeObjective, PairDistances, quadruplet_distances
 
 
@@ -135,10 +136,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
 
     def score(self, X, y=None, sample_weight=None):
         """Weighted share of the responses the embedding satisfies (1 - triplet error)."""
-        comparisons = self._query(X, y, sample_weight)
-        d_near, d_far = quadruplet_distances(self.embedding_, comparisons.quadruplets)
-        w = comparisons.weight
-        return float(np.dot(w, d_near < d_far) / w.sum()) if w.sum() > 0 else float("nan")
+        return agreement(self.embedding_, self._query(X, y, sample_weight))
 
     def _more_tags(self):  # scikit-learn < 1.6
         return {"requires_y": False, "X_types": ["2darray"]}

@@ -97,8 +97,9 @@ from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
+from ..metrics import agreement
 from ..model_selection import GroupedKFold, holdout_split
-from ..objective import EdgeObjective, PairDistances, quadruplet_distances
+from ..objective import EdgeObjective, PairDistances
 from ..solvers import SolverResult, solve
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
@@ -321,13 +322,6 @@ def _loss_of(name, n_components: int) -> Loss:
     return get_loss(name)
 
 
-def _agreement(X: np.ndarray, comparisons) -> float:
-    """Vote-weighted share of ``comparisons`` that ``X`` satisfies (the estimators' ``score``)."""
-    d_near, d_far = quadruplet_distances(X, comparisons.quadruplets)
-    w = comparisons.weight
-    return float(np.dot(w, d_near < d_far) / w.sum())
-
-
 class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     r"""Robust ordinal embedding: any margin loss plus sparse per-comparison outlier shifts.
 
@@ -368,8 +362,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         the plain start never did -- hence the default.
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (see the module docstring); None skips it; ``"auto"``
-        continues the best candidate with the pairs ``AUTO_REFINES`` and keeps one where validation
-        prefers it.
+        continues the best fits of the ``net`` and ``majority`` weightings with the pairs ``AUTO_REFINES``
+        and keeps one where validation prefers it.
     refine_alpha : "auto" or float >= 0
         Ridge of the refinement stage (``"auto"``: 1e-4, or the chosen pair's with ``refine="auto"``; both
         times ``100 / n`` on ``n > 100`` objects, as ``alpha="auto"``: unscaled, the refinement at 10^6
@@ -569,14 +563,15 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         Greedy, cheapest first: the weightings with the first loss; the other losses with the best
         weighting; then the refinement stage continued from the best fit of each weighting but ``vote``.  Every
         candidate starts from ``X0`` (the best of the restarts, :meth:`_restarts`).
-        A candidate whose loss weights equal an earlier one's (e.g. every query answered once) is skipped.
+        A weighting whose loss weights (nearly) equal an earlier one's (e.g. every query answered once) is
+        skipped (:func:`_distinct_weightings`).
         """
         p = self.n_components
         losses, weightings, refines = self._candidate_lists(graph)
         chosen = dict(loss=losses[0], weighting=weightings[0], refine=refines[0][0], refine_alpha=refines[0][1],
                       alpha=self.alpha)
         if len(losses) == 1 and len(weightings) == 1 and len(refines) == 1:
-            return {**chosen, "weighting": weightings[0]}, []
+            return chosen, []
         try:
             if len(np.unique(graph.edge_query)) < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
@@ -585,21 +580,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             warnings.warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
                           UserWarning, stacklevel=4)
-            return {**chosen, "weighting": weightings[0]}, []
+            return chosen, []
         inner = train.aggregate()
         results, states = [], {}
 
-        def build(loss_name, weighting):
+        def run(loss_name, weighting):
             loss = _loss_of(loss_name, p)
             problem = RobustProblem.build(inner, loss, weighting, self.two_sided)
-            return problem, self._settings(loss, None, self.alpha, None)
-
-        def run(loss_name, weighting):
-            problem, settings = build(loss_name, weighting)
+            settings = self._settings(loss, None, self.alpha, None)
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
             results.append(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
-                                score=_agreement(state.X, held)))
+                                score=agreement(state.X, held)))
             return results[-1]
 
         best = max((run(losses[0], w) for w in weightings), key=lambda r: r["score"])
@@ -614,7 +606,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             for slope, ridge in refines[1:]:
                 refined = stage_refine(problem, dataclasses.replace(settings, refine=slope, refine_alpha=ridge),
                                        state)
-                results.append(dict(top, refine=slope, refine_alpha=ridge, score=_agreement(refined.X, held)))
+                results.append(dict(top, refine=slope, refine_alpha=ridge, score=agreement(refined.X, held)))
         best = max(results, key=lambda r: r["score"])  # the first of equals: the cheaper candidate
         chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=best["refine"],
                       refine_alpha=best["refine_alpha"], alpha=self.alpha)

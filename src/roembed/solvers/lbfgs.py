@@ -9,7 +9,6 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from ..objective import EdgeObjective, PairDistances
-from .progress import _OBSERVERS, observe_iterations  # noqa: F401  (their old home; the CLI imports them here)
 
 
 @dataclass
