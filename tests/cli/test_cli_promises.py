@@ -363,7 +363,8 @@ def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
         for it in range(1, 301):  # 300 iterations over 12 s: a line after 1 s, then every 5 s
             now[0] += 0.04
             observers[0](it, 1.0 / it)
-    lines = capsys.readouterr().err.strip().splitlines()
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
     assert len(lines) == 3 and all(line.startswith("fit soe: ") for line in lines)
     assert lines[0] == "fit soe: 25 iterations, 25 it/s, objective 0.04"
-    assert "\r" not in capsys.readouterr().err
+    assert "\r" not in err  # plain lines, no carriage-return redraws

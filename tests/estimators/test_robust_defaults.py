@@ -91,12 +91,13 @@ def test_weightings_that_differ_in_a_few_edges_are_one_candidate():
 
 
 def test_the_refinement_ridge_scales_with_the_objects_like_alpha():
-    data = make_synthetic(n_objects=400, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
-                          model="vote", random_state=3)
+    rng = np.random.default_rng(3)
+    t = rng.integers(0, 400, size=(3000, 3))
+    t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = RobustOrdinalEmbedding(2, loss="soe", weighting="net", refine=2.0, n_init=1, random_state=0,
-                                     annotators=None, max_iter=50).fit(data.train)
+                                     annotators=None, max_iter=50).fit(Comparisons(t, n_objects=400))
     assert est.chosen_params_["refine_alpha"] == pytest.approx(1e-4 * 100 / 400)
     assert est.chosen_params_["alpha"] == pytest.approx(3e-6 * 100 / 400)
 

@@ -134,7 +134,7 @@ def test_summarise_keeps_each_objects_worst_comparisons(fitted):
     m = len(data.comparisons)
     small = summarise(data, 100)
     kept = small.comparisons
-    assert len(kept) <= 100 + 0 and small.notes and f"{m:,}" in small.notes[0]
+    assert len(kept) <= 100 and small.notes and f"{m:,}" in small.notes[0]
     per_object = max(1, 100 // N)
     flagged = data.comparisons["flagged"].to_numpy()
     gamma = np.abs(data.comparisons["gamma"].to_numpy())
