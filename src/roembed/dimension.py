@@ -30,6 +30,12 @@ dimension ``p`` of every fold from the top ``p`` principal coordinates of that f
 Contamination: pass a robust estimator (the default is
 :class:`~roembed.estimators.RobustOrdinalEmbedding`); the held-out responses are
 contaminated too, but equally for every dimension, so the comparison stays paired and fair.
+
+Self-tuning estimators (those with ``chosen_params_``, e.g. the default) tune once per
+dimension, on the first fold's training data; the other folds and the downward pass reuse what
+the first fold chose for every ``"auto"`` parameter in ``TUNED`` (``lam="auto"`` is a rule,
+not a search, and stays per fold).  Tuning inside every fold cost five validation searches
+per dimension: a robust selection took 30-300 s where plain SOE took 2-10 s.
 """
 from __future__ import annotations
 
@@ -48,6 +54,8 @@ from .metrics import satisfied
 from .model_selection import GroupedKFold
 
 RULES = ("1se", "min")
+TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")
+"""Parameters a self-tuning estimator resolves on validation (``chosen_params_``); chosen on the first fold."""
 
 
 @dataclass
@@ -65,7 +73,8 @@ class DimensionSelection:
 
 
 def _fold_fit(estimator, comparisons, train, test, threads, init=None):
-    """Fits on ``train`` (from ``init`` if given); ``(embedding, training objective, 1 per violated test response)``."""
+    """Fits on ``train`` (from ``init`` if given); ``(embedding, training objective, 1 per violated test response,
+    the tuned parameters)``."""
     with limit_threads(threads), warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # a fold is a subset: the full fit warns about the data once
         est = clone(estimator)
@@ -73,7 +82,26 @@ def _fold_fit(estimator, comparisons, train, test, threads, init=None):
             est.set_params(init=init)
         est.fit(comparisons[train])
     X = np.asarray(est.embedding_)
-    return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test])
+    return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test]), tuned_params(est)
+
+
+def tuned_params(fitted) -> dict:
+    """What a fitted self-tuning estimator chose for its ``"auto"`` parameters in ``TUNED`` (empty for others)."""
+    chosen = getattr(fitted, "chosen_params_", None) or {}
+    params = fitted.get_params(deep=False)
+    return {k: chosen[k] for k in TUNED if k in chosen and isinstance(params.get(k), str) and params[k] == "auto"
+            and (chosen[k] is not None or k == "refine")}
+
+
+def _fit_folds(estimator, comparisons, splits, parallel, threads, inits=None):
+    """One dimension on every fold: the first fold alone (it tunes), the others in parallel with its choice.
+    Returns the per-fold outputs of :func:`_fold_fit` and the estimator with the choice set."""
+    inits = inits or [None] * len(splits)
+    first = _fold_fit(estimator, comparisons, *splits[0], threads, inits[0])
+    estimator = clone(estimator).set_params(**first[3])
+    rest = parallel(delayed(_fold_fit)(estimator, comparisons, tr, te, threads, init)
+                    for (tr, te), init in zip(splits[1:], inits[1:]))
+    return [first, *rest], estimator
 
 
 def principal_start(X: np.ndarray, p: int) -> np.ndarray:
@@ -127,19 +155,20 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
     def query_errors(wrong):
         return np.bincount(query, weights=w * wrong, minlength=len(w_q))[keep] / wq
 
-    fits = {}  # (p, fold) -> (embedding, objective, wrong per test response)
+    fits = {}  # (p, fold) -> (embedding, objective, wrong per test response, tuned parameters)
+    tuned = {}  # p -> the estimator with the first fold's choice
     tried = []
     with Parallel(n_jobs=n_jobs) as parallel:
         for p in dims:
-            est = clone(estimator).set_params(n_components=p)
-            out = parallel(delayed(_fold_fit)(est, comparisons, tr, te, threads_per_fit) for tr, te in splits)
+            out, tuned[p] = _fit_folds(clone(estimator).set_params(n_components=p), comparisons, splits, parallel,
+                                       threads_per_fit)
             fits.update({(p, f): o for f, o in enumerate(out)})
             tried.append(p)
             means = [np.average(query_errors(_wrong(fits, q, splits, len(w))), weights=wq) for q in tried]
             if patience is not None and len(means) - 1 - int(np.argmin(means)) >= patience:
                 break
         if "init" in estimator.get_params(deep=False):
-            _descend(estimator, comparisons, splits, tried, fits, parallel, threads_per_fit)
+            _descend(tuned, comparisons, splits, tried, fits, parallel, threads_per_fit)
     errors = [query_errors(_wrong(fits, p, splits, len(w))) for p in tried]
     fold_errors = [[float(np.average(fits[p, f][2], weights=w[te])) for f, (_, te) in enumerate(splits)]
                    for p in tried]
@@ -163,14 +192,15 @@ def _wrong(fits, p, splits, m):
     return wrong
 
 
-def _descend(estimator, comparisons, splits, tried, fits, parallel, threads):
-    """Second pass, downwards: refit each lower dimension from the principal coordinates of the fold's fit one
-    dimension up, keeping whichever fit has the lower *training* objective (no held-out data is used)."""
+def _descend(estimators, comparisons, splits, tried, fits, parallel, threads):
+    """Second pass, downwards: refit each lower dimension (with the parameters it was tuned to) from the principal
+    coordinates of the fold's fit one dimension up, keeping whichever fit has the lower *training* objective (no
+    held-out data is used)."""
     for p in sorted(tried, reverse=True)[1:]:
         if p + 1 not in tried:
             continue
-        est = clone(estimator).set_params(n_components=p)
-        out = parallel(delayed(_fold_fit)(est, comparisons, tr, te, threads, principal_start(fits[p + 1, f][0], p))
+        out = parallel(delayed(_fold_fit)(estimators[p], comparisons, tr, te, threads,
+                                          principal_start(fits[p + 1, f][0], p))
                        for f, (tr, te) in enumerate(splits))
         for f, o in enumerate(out):
             if o[1] < fits[p, f][1]:
