@@ -208,3 +208,54 @@ def test_position_bias_finds_lazy_workers():
         position_bias([0, 1, 2, 3], [0, 0, 1, 1], n_positions=3)
     with pytest.raises(ValueError, match="one length"):
         position_bias([0, 1], [0])
+
+
+def _answers(X, n, flip, rng, annotator):
+    """``n`` random triplets on ``X``, each answered truthfully and then flipped with probability ``flip``
+    (a scalar or one per response)."""
+    t = np.array([rng.choice(len(X), 3, replace=False) for _ in range(n)])
+    d = lambda a, b: np.linalg.norm(X[a] - X[b], axis=1)  # noqa: E731
+    right = d(t[:, 0], t[:, 1]) < d(t[:, 0], t[:, 2])
+    keep = right ^ (rng.random(n) < flip)
+    t = np.where(keep[:, None], t, t[:, [0, 2, 1]])
+    return Comparisons(t, n_objects=len(X), annotator=annotator)
+
+
+def test_heterogeneity_test_known_answer_and_calibration():
+    from scipy.stats import chi2
+
+    from roembed.annotator_model import heterogeneity_test
+    from roembed.metrics import satisfied
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 2))
+    C = _answers(X, 400, 0.2, rng, annotator=np.repeat(np.arange(8), 50))
+    h = heterogeneity_test(C.aggregate(), X)
+    ok = satisfied(X, C.aggregate().comparisons)  # the test's own row order
+    who = np.asarray(C.aggregate().comparisons.annotator)
+    k = np.bincount(who, weights=ok)
+    rate = k.sum() / 400
+    assert h.df == 7
+    assert h.statistic == pytest.approx(np.sum((k - 50 * rate) ** 2) / (rate * (1 - rate) * 50))
+    assert h.p_value == pytest.approx(chi2.sf(h.statistic, 7))
+    # noise spread evenly over the crowd: the p-value is uniform, rejecting at 5% about 5% of the time
+    rejected = [heterogeneity_test(_answers(X, 300, 0.2, np.random.default_rng(s), np.arange(300) % 30).aggregate(),
+                                   X).p_value < 0.05 for s in range(100)]
+    assert 0.0 <= np.mean(rejected) <= 0.12
+    # three spammers among 30 workers with 10 answers each: rejected
+    flip = np.where(np.arange(300) % 30 < 3, 0.5, 0.1)
+    spam = _answers(X, 300, flip, np.random.default_rng(1), np.arange(300) % 30)
+    assert heterogeneity_test(spam.aggregate(), X).p_value < 0.01
+
+
+def test_the_annotator_stage_runs_only_when_annotators_differ(spam, fitted):
+    assert fitted.chosen_params_["annotators"] == "types" and fitted.chosen_params_["annotator_heterogeneity_p"] < 1e-6
+    # the same crowd size and answers per worker, but every worker alike (20% of single answers flipped)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((30, 2))
+    even = _answers(X, 1500, 0.2, rng, annotator=np.arange(1500) % 20)
+    est = RobustOrdinalEmbedding(2, random_state=0).fit(even)
+    assert est.annotator_types_ is None and est.chosen_params_["annotators"] is None
+    assert est.chosen_params_["annotator_heterogeneity_p"] > 0.01
+    ignoring = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(even)
+    np.testing.assert_array_equal(est.embedding_, ignoring.embedding_)

@@ -291,6 +291,66 @@ def crowd_reliability(graph: ComparisonGraph, n_iter: int = 200) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
+HETEROGENEITY_P = 0.01
+"""The annotator stage runs when :func:`heterogeneity_test` rejects equal agreement at this level."""
+
+
+@dataclass(frozen=True)
+class Heterogeneity:
+    """What :func:`heterogeneity_test` returns: the statistic, its degrees of freedom and the p-value."""
+
+    statistic: float
+    df: int
+    p_value: float
+
+
+def heterogeneity_test(graph: ComparisonGraph, X) -> Heterogeneity:
+    r"""Do the annotators agree with ``X`` at different rates?  A chi-square test of equal agreement.
+
+    With :math:`k_a = \sum_{r \in a} w_r [X \text{ satisfies } r]`, :math:`n_a = \sum_{r \in a} w_r`
+    and the crowd's rate :math:`\bar p = \sum_a k_a / \sum_a n_a`,
+
+    .. math::  T = \sum_a \frac{(k_a - n_a \bar p)^2}{\bar p (1 - \bar p) \sum_{r \in a} w_r^2}
+               \sim \chi^2_{A - 1}
+
+    when every annotator's responses are right with the crowd's probability (Pearson's test of
+    homogeneity; the variance is that of a weighted sum of Bernoulli draws; questions of mixed
+    difficulty drawn from one pool leave each response right with probability :math:`\bar p` a
+    priori).  Spammers, inverters and lazy workers agree at rates far from the crowd's and make
+    ``T`` large; noise spread evenly over the crowd's answers does not.
+    """
+    from scipy.stats import chi2
+
+    from .metrics import satisfied
+
+    responses = graph.comparisons
+    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
+    who = who.reshape(-1)
+    w = np.asarray(responses.weight, dtype=np.float64)
+    agree = satisfied(X, responses).astype(np.float64)
+    n = np.bincount(who, weights=w, minlength=len(ids))
+    k = np.bincount(who, weights=w * agree, minlength=len(ids))
+    w2 = np.bincount(who, weights=w * w, minlength=len(ids))
+    keep = n > 0
+    rate = k[keep].sum() / n[keep].sum()
+    if keep.sum() < 2 or not 0.0 < rate < 1.0:
+        return Heterogeneity(0.0, max(int(keep.sum()) - 1, 0), 1.0)
+    statistic = float(np.sum((k[keep] - n[keep] * rate) ** 2 / (rate * (1.0 - rate) * w2[keep])))
+    df = int(keep.sum()) - 1
+    return Heterogeneity(statistic, df, float(chi2.sf(statistic, df)))
+
+
+def plain_likelihood_fit(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, max_iter: int = 1000,
+                         tol: float = 1e-6):
+    """The likelihood ``loss`` fitted with every response counted once (its solver result)."""
+    from .solvers import minimize_embedding
+
+    plain = EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1],
+                          np.asarray(graph.votes, float) / float(np.sum(graph.votes)), len(graph.pairs))
+    return minimize_embedding(plain, PairDistances(graph.pairs, graph.n_objects), np.asarray(X0, float),
+                              alpha=alpha, max_iter=max_iter, tol=tol, method="two-loop")
+
+
 def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, gold=None, max_iter: int = 1000,
               tol: float = 1e-6, **em) -> AnnotatorTypes:
     """The annotator stage of :class:`~roembed.RobustOrdinalEmbedding`: the EM of
@@ -305,12 +365,7 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
        "follow").  It is skipped when there is no such annotator.  (Starting from ``rho`` itself
        was tried: there ``J`` preferred an embedding bent to fit a third of the random fakes.)
     """
-    from .solvers import minimize_embedding
-
-    plain = EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1],
-                          np.asarray(graph.votes, float) / float(np.sum(graph.votes)), len(graph.pairs))
-    result = minimize_embedding(plain, PairDistances(graph.pairs, graph.n_objects), np.asarray(X0, float),
-                                alpha=alpha, max_iter=max_iter, tol=tol, method="two-loop")
+    result = plain_likelihood_fit(graph, loss, X0, alpha=alpha, max_iter=max_iter, tol=tol)
     best = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
     n_iter = result.n_iter + best.n_iter
     q0 = best.posterior[list(TYPES)].to_numpy().copy()
@@ -325,4 +380,5 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     return best
 
 
-__all__ = ["AnnotatorTypes", "crowd_reliability", "fit_annotator_types", "fit_crowd", "likelihood_loss", "TYPES"]
+__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "crowd_reliability", "fit_annotator_types", "fit_crowd",
+           "heterogeneity_test", "likelihood_loss", "plain_likelihood_fit", "TYPES"]

@@ -14,7 +14,7 @@ def test_demo_runs_and_finds_the_spammers(tmp_path):
     assert result.exit_code == 0, result.output + result.stderr
     text = result.stdout
     assert "held-out triplet error" in text and "most suspicious comparisons" in text
-    assert "chose loss " in text and ", weighting " in text
+    assert "chose loss " in text and ", weighting " in text and "annotator types on (agreement differs between annotators" in text
     assert sum(" votes " in line and "gamma" in line for line in text.splitlines()) == 3
     summary = json.loads((out / "summary.json").read_text())
     assert summary["test_error"] < 0.15  # clean-data error of this protocol is ~0.05; plain fits get ~0.1+

@@ -129,8 +129,12 @@ def describe_choice(estimator) -> str | None:
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
     tuned = getattr(estimator, "tuning_results_", None)
     how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
+    p = chosen.get("annotator_heterogeneity_p")
+    crowd = "" if p is None else (f"; annotator types on (agreement differs between annotators, p = {p:.2g})"
+                                  if chosen.get("annotators") else
+                                  f"; annotator types off (no evidence that annotators differ, p = {p:.2g})")
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
-            f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how})")
+            f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")
 
 
 def parse_lam(value: str):

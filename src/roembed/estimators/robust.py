@@ -92,7 +92,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 
-from ..annotator_model import fit_crowd, likelihood_loss
+from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
@@ -484,7 +484,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _fit_graph(self, graph: ComparisonGraph, gold=None) -> None:
         """Annotator types (when ids exist); the "auto" parameters chosen on a validation split;
         then the stages on every comparison."""
-        graph, self.annotator_types_, annotator_iter = self._annotator_stage(graph, gold)
+        graph, self.annotator_types_, annotator_iter, heterogeneity_p = self._annotator_stage(graph, gold)
         X0 = self._start(graph)
         restarts = self._restarts(graph, X0)
         X0 = restarts.X
@@ -498,7 +498,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                                               if restarts.restart_objectives is None
                                               else restarts.restart_objectives))
         self.chosen_params_ = {**chosen, "alpha": settings.alpha, "lam": self.lam_, "n_init": self._n_init(),
-                               "refine_alpha": settings.refine_alpha if settings.refine is not None else None}
+                               "refine_alpha": settings.refine_alpha if settings.refine is not None else None,
+                               "annotators": None if self.annotator_types_ is None else "types",
+                               "annotator_heterogeneity_p": heterogeneity_p}
 
     def _restarts(self, graph: ComparisonGraph, X0: np.ndarray) -> FitState:
         """The plain stage of the first candidate (e.g. SOE, ``net``) from ``n_init`` starts on every comparison;
@@ -523,18 +525,25 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         return losses, weightings, refines
 
     def _annotator_stage(self, graph: ComparisonGraph, gold):
-        """``(graph, annotator_types, n_iter)``: with annotator ids (and ``annotators="auto"``), the graph
-        of the responses re-weighted by their annotator's probability of following the embedding
-        (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
+        """``(graph, annotator_types, n_iter, heterogeneity p-value)``: with annotator ids (and
+        ``annotators="auto"``) whose agreement with a plain fit differs between annotators
+        (:func:`roembed.annotator_model.heterogeneity_test` at ``HETEROGENEITY_P``; always with gold
+        answers), the graph of the responses re-weighted by their annotator's probability of following
+        the embedding (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
         later stages start where they would without the stage, so a crowd whose annotators all follow
         gets the fit it would get without ids."""
         ids = graph.comparisons.annotator
         if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
-            return graph, None, 0
+            return graph, None, 0, None
         loss = likelihood_loss(get_loss("soe") if _is_auto(self.loss) else get_loss(self.loss), self.n_components)
-        crowd = fit_crowd(graph, loss, self._start(graph),
-                          alpha=likelihood_alpha(loss) if _is_auto(self.alpha) else self.alpha, gold=gold)
-        return graph.comparisons.with_weight(crowd.response_weight).aggregate(), crowd.posterior, crowd.n_iter
+        alpha = likelihood_alpha(loss) if _is_auto(self.alpha) else self.alpha
+        plain = plain_likelihood_fit(graph, loss, self._start(graph), alpha=alpha)
+        test = heterogeneity_test(graph, plain.solution)
+        if gold is None and test.p_value > HETEROGENEITY_P:
+            return graph, None, plain.n_iter, test.p_value
+        crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
+        return (graph.comparisons.with_weight(crowd.response_weight).aggregate(), crowd.posterior,
+                plain.n_iter + crowd.n_iter, test.p_value)
 
     def _store_state(self, state: FitState) -> None:
         for name in state.unconverged:
