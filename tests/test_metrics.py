@@ -119,3 +119,24 @@ def test_contradicted_is_strict():
     X = np.array([[0.0], [1.0], [-1.0], [2.0]])
     # d(0,1) = d(0,2): a tie is not a contradiction; d(0,3) > d(0,1) contradicts (0, 3, 0, 1)
     assert contradicted(X, [[0, 1, 0, 2], [0, 3, 0, 1], [0, 1, 0, 3]]).tolist() == [False, True, False]
+
+
+def test_one_standard_error_rule_known_answers():
+    from roembed.metrics import one_standard_error
+
+    rng = np.random.default_rng(0)
+    base = rng.random(400)
+    w = np.ones(400)
+    noise = rng.normal(0, 0.2, 400)
+    # candidate 0 worse than candidate 1 by 0.002 on average, paired noise sd 0.2 (SE 0.01): kept
+    E = np.column_stack([base + 0.002 + noise, base, base + 0.05])
+    chosen, best, se = one_standard_error(E, w)
+    assert (chosen, best) == (0, 1)
+    diff = E[:, 0] - E[:, 1]
+    assert se[0] == pytest.approx(diff.std() / np.sqrt(399)) and se[1] == 0.0
+    # worse by 0.05 with the same noise: five standard errors, the best is chosen
+    chosen, best, _ = one_standard_error(np.column_stack([base + 0.05 + noise, base]), w)
+    assert chosen == best == 1
+    # weights: a query with weight 0 does not count
+    E2 = np.column_stack([np.r_[base, 100.0], np.r_[base, 0.0]])
+    assert one_standard_error(E2, np.r_[w, 0.0])[:2] == (0, 0)

@@ -50,7 +50,7 @@ from sklearn.base import clone
 from ._threads import limit_threads
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
-from .metrics import satisfied
+from .metrics import one_standard_error, satisfied
 from .model_selection import GroupedKFold
 
 RULES = ("1se", "min")
@@ -174,12 +174,8 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
                    for p in tried]
     E = np.stack(errors, axis=1)  # (queries, dimensions tried)
     mean = wq @ E / wq.sum()
-    best = int(np.argmin(mean))
-    n_eff = wq.sum() ** 2 / np.sum(wq ** 2)
-    diff = E - E[:, [best]]
-    var = (wq @ (diff - (wq @ diff / wq.sum())) ** 2) / wq.sum()
-    se = np.sqrt(var / max(n_eff - 1, 1))
-    chosen = best if rule == "min" else int(np.flatnonzero(mean - mean[best] <= se)[0])
+    one_se, best, se = one_standard_error(E, wq)
+    chosen = best if rule == "min" else one_se
     table = pd.DataFrame({"n_components": tried, "error": mean, "se_vs_best": se, "fold_errors": fold_errors})
     table["chosen"] = table.index == chosen
     return DimensionSelection(table, int(tried[chosen]), int(tried[best]), rule)

@@ -79,6 +79,27 @@ def agreement(X, comparisons) -> float:
     return float(np.dot(w, satisfied(X, comparisons)) / w.sum()) if w.sum() > 0 else float("nan")
 
 
+def one_standard_error(errors, weights) -> tuple[int, int, np.ndarray]:
+    r"""The paired one-standard-error rule (Breiman et al.) over queries: ``(chosen, best, se)``.
+
+    ``errors`` is (queries, candidates) in order of preference (simplest first), ``weights`` one per
+    query.  With :math:`\bar e_k` the weighted mean error of candidate ``k`` and ``b`` the best, the
+    chosen candidate is the first with :math:`\bar e_k - \bar e_b \le \mathrm{SE}(e_{qk} - e_{qb})`,
+    the standard error of the weighted mean paired difference (effective size
+    :math:`(\sum_q w_q)^2 / \sum_q w_q^2`): a simpler candidate is kept unless the held-out
+    queries show it worse by more than their own noise.
+    """
+    E = np.asarray(errors, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    mean = w @ E / w.sum()
+    best = int(np.argmin(mean))
+    n_eff = w.sum() ** 2 / np.sum(w ** 2)
+    diff = E - E[:, [best]]
+    var = (w @ (diff - (w @ diff / w.sum())) ** 2) / w.sum()
+    se = np.sqrt(var / max(n_eff - 1, 1))
+    return int(np.flatnonzero(mean - mean[best] <= se)[0]), best, se
+
+
 def triplet_error(X, comparisons, confidence: float = 0.95) -> Interval:
     r"""Weighted share of the responses that ``X`` violates, with a Wilson interval.
 
@@ -333,7 +354,7 @@ def set_precision_recall(found, planted) -> dict:
     return outlier_precision_recall([u in found for u in universe], [u in planted for u in universe])
 
 
-__all__ = ["agreement", "Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
+__all__ = ["agreement", "one_standard_error", "Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
            "object_residuals", "intransitive_share", "ProcrustesFit", "procrustes", "procrustes_align",
            "procrustes_error", "procrustes_disparity", "knn_agreement", "knn_agreement_per_object",
            "contradicted", "outlier_precision_recall", "edge_outlier_scores", "set_precision_recall"]
