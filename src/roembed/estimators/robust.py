@@ -379,7 +379,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     validation_fraction : float in (0, 1)
         Share of the queries held out (whole queries) to choose the ``"auto"`` parameters.
     annotators : "auto" or None
-        "auto": when the responses carry ids of two or more annotators, a first stage estimates each
+        "auto": when the responses carry ids of two or more annotators whose agreement with a plain fit
+        differs by more than chance (:func:`roembed.annotator_model.heterogeneity_test`, p < 0.01; always
+        with gold answers), a first stage estimates each
         annotator's type (follows the embedding, inverts it, answers at random) jointly with the
         embedding (:func:`roembed.annotator_model.fit_crowd`); the later stages (and the choice of the
         "auto" parameters) weight each response by its annotator's probability of following
