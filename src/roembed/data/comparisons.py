@@ -466,8 +466,14 @@ class ComparisonGraph:
         frame = pd.DataFrame({"edge": self.response_edge[rows],
                               "value": pd.Series(np.asarray(values)[rows], dtype=object).map(str)})
         frame = frame.drop_duplicates().sort_values(["edge", "value"], kind="stable")
-        joined = frame.groupby("edge", sort=False)["value"].agg(";".join)
-        return joined.reindex(edges).fillna("").tolist()
+        edge = frame["edge"].to_numpy()
+        if not len(edge):
+            return [""] * len(edges)
+        first = np.r_[True, edge[1:] != edge[:-1]]
+        text = frame["value"].to_numpy(dtype=object)
+        text = np.where(first, text, ";" + text)  # object arrays: str + str per element
+        joined = dict(zip(edge[first].tolist(), np.add.reduceat(text, np.flatnonzero(first)).tolist()))
+        return [joined.get(e, "") for e in edges.tolist()]
 
     def to_comparisons(self) -> Comparisons:
         """One weighted response per edge (weight = votes); metadata is dropped."""
