@@ -55,19 +55,26 @@ Scaling out: the replicates run through joblib (``n_jobs``), with whatever backe
 active (``joblib.parallel_config(backend="dask")`` for a Dask cluster; see ``docs/uncertainty.md``).
 Each replicate's seed is drawn from ``random_state`` up front and BLAS runs with
 ``threads_per_fit`` threads inside every replicate, so the results do not depend on the
-backend or the number of workers.
+backend or the number of workers; with ``store`` they do not depend on interruptions either
+(:class:`ReplicateStore`).
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import warnings
+import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from scipy.stats import chi2, f as f_dist
 from sklearn.base import clone
 
+from ._io import atomic_write
 from ._threads import limit_threads
 from .data import Comparisons, as_comparisons
 from .data.diagnostics import DataWarning
@@ -94,7 +101,10 @@ def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarra
 
 
 def replicate_seeds(random_state, n_replicates: int) -> list[int]:
-    """One independent integer seed per replicate, from ``random_state`` (an int, or None for fresh entropy)."""
+    """One independent integer seed per replicate, from ``random_state`` (an int, or None for fresh entropy).
+
+    Seed ``b`` is the ``b``-th child of ``SeedSequence(random_state)``, whatever ``n_replicates`` is, so the
+    first ``B`` seeds of a longer run are those of a run of ``B`` (what lets a store grow)."""
     if isinstance(random_state, np.random.RandomState):
         random_state = int(random_state.randint(2 ** 31))
     ss = np.random.SeedSequence(random_state)
@@ -151,6 +161,139 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
     return out
 
 
+# -- resumable store ---------------------------------------------------------------------------
+STORE_FORMAT = 1
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _digest(value) -> str:
+    """A fingerprint that is the same in every process: arrays by SHA-256 of dtype, shape and bytes,
+    estimators by class and parameters, containers item by item, anything else by ``repr`` (addresses removed)."""
+    if isinstance(value, np.random.RandomState):
+        value = value.get_state()
+    elif isinstance(value, np.random.Generator):
+        value = value.bit_generator.state
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return f"{type(value).__module__}.{type(value).__qualname__}{_digest(value.get_params(deep=False))}"
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            value = value.astype(str)
+        h = hashlib.sha256(f"{value.dtype.str}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+        return "sha256:" + h.hexdigest()[:32]
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_digest(v)}" for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_digest(v) for v in value) + "]"
+    if isinstance(value, np.generic):
+        value = value.item()
+    if callable(value) and hasattr(value, "__qualname__"):
+        return f"{getattr(value, '__module__', '')}.{value.__qualname__}"
+    return _ADDRESS.sub("", repr(value))
+
+
+def _manifest(estimator, comparisons: Comparisons, reference, unit, k, warm_start, threads_per_fit, seeds) -> dict:
+    """What determines the replicates; ``verbose`` does not, so it is left out."""
+    annotator = None if comparisons.annotator is None else np.asarray(comparisons.annotator).astype(str)
+    params = {name: _digest(v) for name, v in estimator.get_params(deep=False).items() if name != "verbose"}
+    return {"format": STORE_FORMAT,
+            "comparisons": _digest([comparisons.n_objects, comparisons.quadruplets.astype(np.int64),
+                                    np.asarray(comparisons.weight, np.float64), annotator]),
+            "estimator": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
+            "estimator_params": params, "unit": unit, "k": int(k), "warm_start": bool(warm_start),
+            "threads_per_fit": int(threads_per_fit), "reference": _digest(np.asarray(reference, np.float64)),
+            "seeds": [int(s) for s in seeds]}
+
+
+class StoreError(ValueError):
+    """A bootstrap store that cannot be used: another run's, or not a writable folder."""
+
+
+class ReplicateStore:
+    """A folder of finished replicates: ``manifest.json`` (what determines them, written first) and one
+    ``replicate-NNNN.npz`` per replicate; every file is written to a temporary name and renamed into place,
+    so a crash leaves whole files or stray temporaries (ignored), and a file that cannot be read is recomputed.
+
+    A stored manifest must agree with this run in every field; its seeds and the run's must agree where both
+    have one (seeds are drawn up front, so a longer run extends a shorter one's and the store grows)."""
+
+    def __init__(self, path, manifest: dict):
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path}: bootstrap store is not a folder")
+        target = self.path / "manifest.json"
+        if target.exists():
+            try:
+                stored = json.loads(target.read_text())
+            except (OSError, ValueError) as exc:
+                raise StoreError(f"{target}: unreadable bootstrap store manifest ({exc})") from None
+            differ = [key for key in manifest if key != "seeds" and stored.get(key) != manifest[key]]
+            if "estimator_params" in differ and stored.get("estimator") == manifest["estimator"]:
+                old = stored.get("estimator_params") or {}
+                names = sorted(n for n in set(old) | set(manifest["estimator_params"])
+                               if old.get(n) != manifest["estimator_params"].get(n))
+                differ[differ.index("estimator_params")] = f"estimator parameter{'s' * (len(names) > 1)} {', '.join(names)}"
+            common = min(len(stored.get("seeds", [])), len(manifest["seeds"]))
+            if stored.get("seeds", [])[:common] != manifest["seeds"][:common]:
+                differ.append("seeds (random_state)")
+            if differ:
+                raise StoreError(f"{self.path}: bootstrap store of another run (differs in {'; '.join(differ)}); "
+                                 "use another folder, or delete this one to start afresh")
+            if len(stored["seeds"]) >= len(manifest["seeds"]):
+                return
+        elif any(self.path.glob("replicate-*.npz")):
+            raise StoreError(f"{self.path}: bootstrap store has replicate files but no manifest.json; "
+                             "use another folder")
+        try:
+            with atomic_write(target) as fh:
+                json.dump(manifest, fh, indent=1)
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot write the bootstrap store ({exc.strerror or exc})") from None
+
+    def _file(self, index: int) -> Path:
+        return self.path / f"replicate-{index:04d}.npz"
+
+    def load(self, index: int, seed: int) -> dict | None:
+        """Replicate ``index`` as :func:`_replicate` returned it, or None (missing, unreadable, another seed)."""
+        try:
+            with np.load(self._file(index), allow_pickle=False) as data:
+                out = {key: data[key] for key in data.files}
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+            return None
+        if "seed" not in out or int(out["seed"]) != seed or "aligned" not in out or "oob_error" not in out:
+            return None
+        out["seed"], out["oob_error"] = int(out["seed"]), float(out["oob_error"])
+        out.setdefault("stability", None)
+        return out
+
+    def save(self, index: int, result: dict) -> None:
+        with atomic_write(self._file(index), "wb") as fh:
+            np.savez(fh, **{key: np.asarray(v) for key, v in result.items() if v is not None})
+
+
+def _numbered(index: int, *args) -> tuple[int, dict]:
+    return index, _replicate(*args)
+
+
+def _run_replicates(tasks: dict, args: tuple, n_jobs, verbose, store: ReplicateStore | None):
+    """Runs ``_replicate(*args[:3], seed, *args[3:])`` for each ``index: seed`` of ``tasks``; yields
+    ``(index, result)`` as they finish, stored first.  The parent writes (not the tasks): a Dask or Ray
+    worker need not see the store's file system.  Backends that cannot stream results (multiprocessing)
+    run in batches of twice the workers, each batch stored as it ends."""
+    head, tail = args[:3], args[3:]
+    jobs = [delayed(_numbered)(i, *head, seed, *tail) for i, seed in tasks.items()]
+    try:
+        batches = [Parallel(n_jobs=n_jobs, verbose=verbose, return_as="generator_unordered")(jobs)]
+    except ValueError:  # the backend returns lists only
+        size = 2 * effective_n_jobs(n_jobs)
+        batches = (Parallel(n_jobs=n_jobs, verbose=verbose)(jobs[s:s + size]) for s in range(0, len(jobs), size))
+    for batch in batches:
+        for index, result in batch:
+            if store is not None:
+                store.save(index, result)
+            yield index, result
+
+
 @dataclass
 class BootstrapResult:
     """Replicates of a bootstrap, aligned to the full fit, and what they say (see the module docstring).
@@ -172,6 +315,7 @@ class BootstrapResult:
     annotator_agreement: np.ndarray | None = None  # (B, A), NaN where absent
     annotator_ids: np.ndarray | None = None
     oob_errors: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_from_store: int = 0  # replicates read from ``store`` instead of computed
 
     @property
     def n_replicates(self) -> int:
@@ -331,7 +475,7 @@ class BootstrapResult:
 
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
               calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
-              random_state=None, verbose: int = 0) -> BootstrapResult:
+              random_state=None, verbose: int = 0, store=None) -> BootstrapResult:
     """Bootstrap uncertainty of ``estimator`` on ``comparisons`` (see the module docstring).
 
     Parameters
@@ -354,6 +498,11 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     threads_per_fit : int
         Threads inside each replicate: BLAS, OpenMP and the objective's own (default 1: one core per worker).
     random_state : int or None
+    store : path, optional
+        A folder keeping each finished replicate (see :class:`ReplicateStore`): a rerun with the same
+        arguments reads the stored replicates and computes the rest, with the same result as one
+        uninterrupted run; more replicates than stored extend the store.  Needs a fixed ``random_state``;
+        a store of another run raises :class:`StoreError` naming what differs.
     """
     comparisons = as_comparisons(comparisons)
     if unit not in UNITS:
@@ -373,13 +522,24 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         annotator_ids, code = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
         annotator_code = (code.reshape(-1), len(annotator_ids))
     k = min(int(k), len(comparisons.used_objects) - 1)
+    if store is not None and random_state is None:
+        raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
+                         "every call draws other replicates")
     seeds = replicate_seeds(random_state, n_replicates)
     full_response_edge = np.asarray(full.graph_.response_edge)
-    results = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_replicate)(estimator, comparisons, units, seed, reference, full_response_edge, annotator_code,
-                            max(k, 0), threads_per_fit, warm_start) for seed in seeds)
+    results = [None] * n_replicates
+    if store is not None:
+        store = ReplicateStore(store, _manifest(estimator, comparisons, reference, unit, max(k, 0), warm_start,
+                                                threads_per_fit, seeds))
+        results = [store.load(i, seed) for i, seed in enumerate(seeds)]
+    todo = {i: seed for i, seed in enumerate(seeds) if results[i] is None}
+    args = (estimator, comparisons, units, reference, full_response_edge, annotator_code, max(k, 0),
+            threads_per_fit, warm_start)
+    for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
+        results[i] = r
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
-                             calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]))
+                             calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]),
+                             n_from_store=n_replicates - len(todo))
     if k > 0:
         result.stability_per_replicate = np.stack([r["stability"] for r in results])
     if "flagged" in results[0]:
@@ -397,5 +557,5 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     return result
 
 
-__all__ = ["bootstrap", "BootstrapResult", "resample", "resampling_units", "replicate_seeds", "UNITS",
+__all__ = ["bootstrap", "BootstrapResult", "ReplicateStore", "StoreError", "resample", "resampling_units", "replicate_seeds", "UNITS",
            "CALIBRATIONS"]

@@ -5,6 +5,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from cli_testkit import one_line_error
+
 from roembed.cli import main
 from roembed.experiments import make_synthetic
 
@@ -70,3 +72,44 @@ def test_annotator_unit_without_annotators_is_bad_input(tmp_path):
     result = run(path, "--out", tmp_path / "out", "--bootstrap", 3, "--bootstrap-unit", "annotator",
                  "--max-iter", 50)
     assert result.exit_code == 2 and "annotator" in result.output
+
+
+def test_an_interrupted_bootstrap_resumes_from_its_store(votes, tmp_path, monkeypatch):
+    from roembed import uncertainty
+
+    args = [votes, "--bootstrap", 4, "--seed", 1, "--max-iter", 100, "--method", "soe"]
+    plain = run(*args, "--out", tmp_path / "plain", "-q")
+    assert plain.exit_code == 0, plain.output
+    store, out = tmp_path / "store", tmp_path / "out"
+    real, calls = uncertainty._replicate, []
+
+    def interrupted(*a):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # Ctrl-C during the third replicate
+        return real(*a)
+
+    monkeypatch.setattr(uncertainty, "_replicate", interrupted)
+    stopped = run(*args, "--out", out, "--bootstrap-store", store)
+    assert stopped.exit_code == 1 and not out.exists()  # no output folder from a run that did not finish
+    assert sorted(p.name for p in store.iterdir()) == ["manifest.json", "replicate-0000.npz", "replicate-0001.npz"]
+    monkeypatch.setattr(uncertainty, "_replicate", real)
+    resumed = run(*args, "--out", out, "--bootstrap-store", store)  # the same command again
+    assert resumed.exit_code == 0, resumed.output
+    assert f"2 of 4 replicates read from {store}" in resumed.output
+    for name in ("uncertainty.csv", "embedding.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "plain" / name).read_bytes()
+    summary = json.loads((out / "summary.json").read_text())["bootstrap"]
+    assert summary["from_store"] == 2 and summary["store"] == str(store)
+
+
+def test_a_bootstrap_store_of_another_run_is_bad_input(votes, tmp_path):
+    store = tmp_path / "store"
+    args = [votes, "--bootstrap", 2, "--max-iter", 50, "--method", "soe", "--bootstrap-store", store]
+    assert run(*args, "--out", tmp_path / "a", "--seed", 1).exit_code == 0
+    result = run(*args, "--out", tmp_path / "b", "--seed", 1, "--bootstrap-unit", "annotator")
+    one_line_error(result, "--bootstrap-store", str(store), "another run", "unit")
+    assert not (tmp_path / "b").exists()
+    one_line_error(run(votes, "--out", tmp_path / "c", "--bootstrap-store", store), "goes with --bootstrap")
+    one_line_error(run(votes, "--out", tmp_path / "d", "--bootstrap", 2, "--bootstrap-store", tmp_path / "d" / "s"),
+                   "outside --out")

@@ -40,14 +40,16 @@ def write_dimension_selection(estimator, folder: Path, formats) -> tuple[list[Pa
 
 
 def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, jobs: int, folder: Path, formats,
-                    object_ids=None, names=None, labels=None) -> tuple[list[Path], dict]:
+                    object_ids=None, names=None, labels=None, store=None) -> tuple[list[Path], dict]:
     """Bootstraps the fitted ``estimator`` on ``train`` and writes ``uncertainty.csv`` (per object),
     ``flag_frequency.csv`` (robust methods), ``annotator_intervals.csv`` (with annotator ids) and the
-    pictures ``uncertainty.png`` and ``flag_frequency.png``; returns the files and the summary's part."""
+    pictures ``uncertainty.png`` and ``flag_frequency.png``; returns the files and the summary's part.
+    ``store``: the folder keeping the replicates (:func:`roembed.uncertainty.bootstrap`)."""
     from .. import plotting
     from ..uncertainty import bootstrap
 
-    result = bootstrap(estimator, train, n_replicates, unit=unit, fitted=estimator, n_jobs=jobs, random_state=seed)
+    result = bootstrap(estimator, train, n_replicates, unit=unit, fitted=estimator, n_jobs=jobs, random_state=seed,
+                       store=store)
     objects = result.objects().reset_index()
     if object_ids is not None:
         objects["object"] = np.asarray(object_ids)
@@ -66,7 +68,8 @@ def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, j
         files.append(write_csv(result.annotators(), folder / "annotator_intervals.csv"))
     error = result.heldout_error()
     part = {"bootstrap": {
-        "replicates": n_replicates, "unit": unit, "confidence": result.confidence, "calibration": result.calibration,
+        "replicates": n_replicates, "unit": unit, "store": None if store is None else str(store),
+        "from_store": result.n_from_store, "confidence": result.confidence, "calibration": result.calibration,
         "out_of_bag_error": error.value, "out_of_bag_error_low": error.low, "out_of_bag_error_high": error.high,
         "median_stability": float(np.nanmedian(objects.loc[used, "stability"])) if "stability" in objects else None,
         "least_stable": objects.loc[used].nsmallest(5, "stability")["object"].tolist() if "stability" in objects

@@ -144,6 +144,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
                    "uncertainty.png), flag frequencies, annotator intervals.")
 @click.option("--bootstrap-unit", type=click.Choice(["query", "annotator", "object", "query+annotator"]),
               default="query", show_default=True, help="What the bootstrap resamples.")
+@click.option("--bootstrap-store", type=click.Path(path_type=Path), default=None,
+              help="Folder keeping each finished bootstrap replicate (outside --out): rerunning the same "
+                   "command resumes an interrupted run; a larger --bootstrap extends it.")
 @click.option("--jobs", type=click.IntRange(min=-1), default=1, show_default=True,
               help="Parallel processes for --bootstrap and --dim auto (-1: all cores).")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
@@ -152,7 +155,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, n_init, annotator_rounds, labels,
-        label_column, skip_invalid, n_bootstrap, bootstrap_unit, jobs, svg, html_report, quiet, verbose):
+        label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
@@ -179,7 +182,12 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
         raise BadInput("--bootstrap 1: a bootstrap needs at least 2 replicates")
     if n_bootstrap and annotator_rounds:
         raise BadInput("--bootstrap cannot be combined with --annotator-rounds (replicates are not reweighted)")
-    extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, jobs=jobs)
+    if bootstrap_store is not None and not n_bootstrap:
+        raise BadInput("--bootstrap-store goes with --bootstrap N")
+    if bootstrap_store is not None and bootstrap_store.resolve().is_relative_to(out.resolve()):
+        raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
+                       "(each run replaces the output folder as a whole)")
+    extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init)
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
@@ -208,7 +216,7 @@ def check_input_file(path: Path | None) -> None:
 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
-                   html_report=False, n_bootstrap=0, bootstrap_unit="query", jobs=1) -> dict:
+                   html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding)
@@ -269,12 +277,19 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         say(f"dimension {part['dim_selected']} chosen (least held-out error at {part['dim_least_error']}); "
             "see dimensions.csv")
     if n_bootstrap:
+        from ..uncertainty import StoreError
+
         try:
             with collected_warnings(), progress(not quiet, f"bootstrap {n_bootstrap}"):
                 more, part = write_bootstrap(estimator, train, n_bootstrap, bootstrap_unit, seed, jobs, folder,
-                                             formats, object_ids, estimator.object_names_, label_values)
+                                             formats, object_ids, estimator.object_names_, label_values,
+                                             store=bootstrap_store)
         except InvalidComparisonsError as exc:
             raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {exc}") from None
+        except StoreError as exc:
+            raise BadInput(f"--bootstrap-store {exc}") from None
+        if bootstrap_store is not None:
+            say(f"bootstrap: {part['bootstrap']['from_store']} of {n_bootstrap} replicates read from {bootstrap_store}")
         files += more
         extra.update(part)
     weighted = not np.all(train.weight == train.weight[0])

@@ -1,0 +1,164 @@
+"""``bootstrap(..., store=DIR)``: a resumed or extended run equals one uninterrupted run, bit for bit."""
+import json
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from roembed import RobustOrdinalEmbedding
+from roembed import uncertainty
+from roembed.experiments import make_synthetic
+from roembed.uncertainty import StoreError, bootstrap, replicate_seeds
+
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def problem():
+    data = make_synthetic(n_objects=15, dim=2, n_train=400, n_validation=10, votes=(2, 4), n_annotators=5,
+                          n_test=10, rate=0.2, model="spammers", random_state=0)
+    # fixed settings (no self-tuning): a replicate in a tenth of a second; flags and annotators all the same
+    est = RobustOrdinalEmbedding(2, loss="soe", weighting="net", refine=None, n_init=1, annotators=None,
+                                 max_iter=100, random_state=0)
+    full = clone(est).fit(data.train)
+    return est, data.train, full, bootstrap(est, data.train, 6, fitted=full, random_state=SEED)
+
+
+def assert_same(a, b):
+    """Every statistic the result gives, bit for bit."""
+    assert a.seeds == b.seeds
+    assert np.array_equal(a.replicates, b.replicates) and np.array_equal(a.oob_errors, b.oob_errors)
+    assert np.array_equal(a.stability_per_replicate, b.stability_per_replicate)
+    assert np.array_equal(a.flag_counts, b.flag_counts) and np.array_equal(a.present_counts, b.present_counts)
+    assert np.array_equal(a.annotator_agreement, b.annotator_agreement, equal_nan=True)
+    assert a.objects().equals(b.objects()) and a.flag_frequency().equals(b.flag_frequency())
+
+
+def stored(folder):
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_seeds_of_a_longer_run_extend_those_of_a_shorter_one():
+    assert replicate_seeds(SEED, 10)[:4] == replicate_seeds(SEED, 4)
+    assert replicate_seeds(np.random.RandomState(1), 10)[:4] == replicate_seeds(np.random.RandomState(1), 4)
+    assert len(set(replicate_seeds(SEED, 100))) == 100
+
+
+def test_resume_after_an_interruption_equals_an_uninterrupted_run(problem, tmp_path, monkeypatch):
+    est, train, full, uninterrupted = problem
+    store = tmp_path / "store"
+    seeds = replicate_seeds(SEED, 6)
+    real = uncertainty._replicate
+
+    def interrupted(estimator, comparisons, units, seed, *args):
+        if seed == seeds[4]:
+            raise KeyboardInterrupt  # Ctrl-C during the fifth replicate
+        return real(estimator, comparisons, units, seed, *args)
+
+    monkeypatch.setattr(uncertainty, "_replicate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    # the manifest and the four finished replicates, nothing half-written
+    assert stored(store) == ["manifest.json"] + [f"replicate-{i:04d}.npz" for i in range(4)]
+    assert json.loads((store / "manifest.json").read_text())["seeds"] == seeds
+    monkeypatch.setattr(uncertainty, "_replicate", real)
+    resumed = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    assert resumed.n_from_store == 4
+    assert_same(resumed, uninterrupted)
+    again = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    assert again.n_from_store == 6
+    assert_same(again, uninterrupted)
+
+
+def test_more_replicates_extend_the_store_and_fewer_read_its_first(problem, tmp_path):
+    est, train, full, six = problem
+    store = tmp_path / "store"
+    three = bootstrap(est, train, 3, fitted=full, random_state=SEED, store=store)
+    assert three.n_from_store == 0 and np.array_equal(three.replicates, six.replicates[:3])
+    extended = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    assert extended.n_from_store == 3
+    assert_same(extended, six)
+    assert len(json.loads((store / "manifest.json").read_text())["seeds"]) == 6
+    first = bootstrap(est, train, 2, fitted=full, random_state=SEED, store=store)
+    assert first.n_from_store == 2 and np.array_equal(first.replicates, six.replicates[:2])
+    assert len(json.loads((store / "manifest.json").read_text())["seeds"]) == 6  # not shrunk
+
+
+def test_unreadable_replicates_and_stray_temporaries_are_recomputed(problem, tmp_path):
+    est, train, full, six = problem
+    store = tmp_path / "store"
+    bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    one = store / "replicate-0001.npz"
+    one.write_bytes(one.read_bytes()[:100])  # truncated by a crash of the disk, say
+    (store / "replicate-0003.npz").unlink()
+    (store / "replicate-0004.npz").write_text("not a replicate")
+    (store / ".replicate-0005.npz.x1y2.tmp").write_bytes(b"PK\x03\x04 torn")  # a write that never finished
+    resumed = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store)
+    assert resumed.n_from_store == 3
+    assert_same(resumed, six)
+    # the bad files were replaced by whole ones: the next run reads all six
+    assert bootstrap(est, train, 6, fitted=full, random_state=SEED, store=store).n_from_store == 6
+
+
+def test_a_replicate_stored_under_another_seed_is_recomputed(problem, tmp_path):
+    est, train, full, six = problem
+    store = tmp_path / "store"
+    bootstrap(est, train, 3, fitted=full, random_state=SEED, store=store)
+    (store / "replicate-0002.npz").replace(store / "replicate-0003.npz")  # misplaced: seed 2's replicate at 3
+    res = bootstrap(est, train, 4, fitted=full, random_state=SEED, store=store)
+    assert res.n_from_store == 2 and np.array_equal(res.replicates, six.replicates[:4])
+
+
+@pytest.mark.parametrize("change, field", [
+    (dict(random_state=SEED + 1), "seeds"),
+    (dict(unit="annotator"), "unit"),
+    (dict(k=3), "k"),
+    (dict(warm_start=False), "warm_start"),
+    (dict(estimator="max_iter=99"), "estimator parameter max_iter"),
+    (dict(comparisons="reweighted"), "comparisons"),
+    (dict(fitted="another"), "reference"),
+])
+def test_a_store_of_another_run_is_refused_in_one_line(problem, tmp_path, change, field):
+    est, train, full, _ = problem
+    store = tmp_path / "store"
+    bootstrap(est, train, 2, fitted=full, random_state=SEED, store=store)
+    before = {name: (store / name).read_bytes() for name in stored(store)}
+    kwargs = dict(estimator=est, comparisons=train, n_replicates=2, fitted=full, random_state=SEED, store=store)
+    kwargs.update(change)
+    if change.get("comparisons") == "reweighted":
+        kwargs["comparisons"] = train.with_weight(np.where(np.arange(len(train)) == 0, 2.0, train.weight))
+        kwargs["fitted"] = full  # same reference: only the data differ
+    if change.get("estimator") == "max_iter=99":
+        kwargs["estimator"] = clone(est).set_params(max_iter=99)
+    if change.get("fitted") == "another":
+        kwargs["fitted"] = clone(est).set_params(random_state=1).fit(train)
+    with pytest.raises(StoreError) as info:
+        bootstrap(**kwargs)
+    message = str(info.value)
+    assert "\n" not in message and str(store) in message and field in message, message
+    assert isinstance(info.value, ValueError)
+    assert {name: (store / name).read_bytes() for name in stored(store)} == before  # nothing overwritten
+
+
+def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path):
+    est, train, full, _ = problem
+    with pytest.raises(ValueError, match="fixed random_state"):
+        bootstrap(est, train, 2, fitted=full, random_state=None, store=tmp_path / "s")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="not a folder"):
+        bootstrap(est, train, 2, fitted=full, random_state=SEED, store=tmp_path / "file")
+    orphan = tmp_path / "orphan"
+    orphan.mkdir()
+    (orphan / "replicate-0000.npz").write_bytes(b"")
+    with pytest.raises(StoreError, match="no manifest"):
+        bootstrap(est, train, 2, fitted=full, random_state=SEED, store=orphan)
+
+
+def test_a_backend_that_returns_lists_only_stores_in_batches(problem, tmp_path):
+    """joblib's multiprocessing backend cannot stream results: the batches are stored as they end."""
+    est, train, full, six = problem
+    with joblib.parallel_config(backend="multiprocessing"):
+        res = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store", n_jobs=2)
+    assert_same(res, six)
+    assert bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store").n_from_store == 6
