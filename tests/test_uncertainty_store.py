@@ -155,10 +155,36 @@ def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path):
         bootstrap(est, train, 2, fitted=full, random_state=SEED, store=orphan)
 
 
-def test_a_backend_that_returns_lists_only_stores_in_batches(problem, tmp_path):
-    """joblib's multiprocessing backend cannot stream results: the batches are stored as they end."""
+class ListsOnly(joblib.parallel.ThreadingBackend):
+    """A backend that cannot stream results, as joblib's multiprocessing and Ray's (without forking here)."""
+
+    supports_return_generator = False
+
+
+def test_a_backend_that_returns_lists_only_stores_in_batches(problem, tmp_path, monkeypatch):
     est, train, full, six = problem
-    with joblib.parallel_config(backend="multiprocessing"):
+    seeds, events = replicate_seeds(SEED, 6), []
+    real_replicate, real_save = uncertainty._replicate, uncertainty.ReplicateStore.save
+
+    def replicate(estimator, comparisons, units, seed, *args):
+        events.append(("fit", seeds.index(seed)))
+        return real_replicate(estimator, comparisons, units, seed, *args)
+
+    def save(self, index, result):
+        events.append(("save", index))
+        real_save(self, index, result)
+
+    monkeypatch.setattr(uncertainty, "_replicate", replicate)
+    monkeypatch.setattr(uncertainty.ReplicateStore, "save", save)
+    joblib.register_parallel_backend("lists-only", ListsOnly)
+    with joblib.parallel_config(backend="lists-only"):
+        with pytest.raises(ValueError, match="does not support"):
+            joblib.Parallel(n_jobs=2, return_as="generator_unordered")
         res = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store", n_jobs=2)
     assert_same(res, six)
+    # batches of twice the 2 workers: the first four are stored before the fifth starts
+    first_of_second = events.index(("fit", 4))
+    assert sorted(events[:first_of_second]) == [("fit", i) for i in range(4)] + [("save", i) for i in range(4)]
+    assert sorted(e for e in events if e[0] == "save") == [("save", i) for i in range(6)]
+    monkeypatch.setattr(uncertainty, "_replicate", real_replicate)
     assert bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store").n_from_store == 6
