@@ -188,3 +188,14 @@ def test_a_backend_that_returns_lists_only_stores_in_batches(problem, tmp_path, 
     assert sorted(e for e in events if e[0] == "save") == [("save", i) for i in range(6)]
     monkeypatch.setattr(uncertainty, "_replicate", real_replicate)
     assert bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store").n_from_store == 6
+
+
+def test_a_manifest_that_is_not_one_is_refused(problem, tmp_path):
+    est, train, full, _ = problem
+    store = tmp_path / "store"
+    store.mkdir()
+    for text in ("{torn", "[1, 2]", '{"format": 1}'):
+        (store / "manifest.json").write_text(text)
+        with pytest.raises(StoreError, match="manifest"):
+            bootstrap(est, train, 2, fitted=full, random_state=SEED, store=store)
+        assert (store / "manifest.json").read_text() == text

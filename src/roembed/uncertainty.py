@@ -227,14 +227,16 @@ class ReplicateStore:
                 stored = json.loads(target.read_text())
             except (OSError, ValueError) as exc:
                 raise StoreError(f"{target}: unreadable bootstrap store manifest ({exc})") from None
+            if not isinstance(stored, dict) or not isinstance(stored.get("seeds"), list):
+                raise StoreError(f"{target}: not a bootstrap store manifest")
             differ = [key for key in manifest if key != "seeds" and stored.get(key) != manifest[key]]
             if "estimator_params" in differ and stored.get("estimator") == manifest["estimator"]:
                 old = stored.get("estimator_params") or {}
                 names = sorted(n for n in set(old) | set(manifest["estimator_params"])
                                if old.get(n) != manifest["estimator_params"].get(n))
                 differ[differ.index("estimator_params")] = f"estimator parameter{'s' * (len(names) > 1)} {', '.join(names)}"
-            common = min(len(stored.get("seeds", [])), len(manifest["seeds"]))
-            if stored.get("seeds", [])[:common] != manifest["seeds"][:common]:
+            common = min(len(stored["seeds"]), len(manifest["seeds"]))
+            if stored["seeds"][:common] != manifest["seeds"][:common]:
                 differ.append("seeds (random_state)")
             if differ:
                 raise StoreError(f"{self.path}: bootstrap store of another run (differs in {'; '.join(differ)}); "
@@ -258,8 +260,8 @@ class ReplicateStore:
         try:
             with np.load(self._file(index), allow_pickle=False) as data:
                 out = {key: data[key] for key in data.files}
-        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
-            return None
+        except (OSError, ValueError, EOFError, KeyError, AttributeError, zipfile.BadZipFile):
+            return None  # torn, truncated or not a replicate: computed again
         if "seed" not in out or int(out["seed"]) != seed or "aligned" not in out or "oob_error" not in out:
             return None
         out["seed"], out["oob_error"] = int(out["seed"]), float(out["oob_error"])
@@ -513,6 +515,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         raise ValueError(f"n_replicates must be an integer >= 2, got {n_replicates!r}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if store is not None and random_state is None:
+        raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
+                         "every call draws other replicates")
     full = fitted if fitted is not None else clone(estimator).fit(comparisons)
     reference = np.asarray(full.embedding_, dtype=np.float64)
     n = len(reference)
@@ -522,9 +527,6 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         annotator_ids, code = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
         annotator_code = (code.reshape(-1), len(annotator_ids))
     k = min(int(k), len(comparisons.used_objects) - 1)
-    if store is not None and random_state is None:
-        raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
-                         "every call draws other replicates")
     seeds = replicate_seeds(random_state, n_replicates)
     full_response_edge = np.asarray(full.graph_.response_edge)
     results = [None] * n_replicates
