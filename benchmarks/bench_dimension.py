@@ -44,6 +44,8 @@ def one(seed, dim, setting, which, n_jobs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="run seeds first-seed .. seeds - 1 (two processes on one store: split the seeds)")
     parser.add_argument("--plain-seeds", type=int, default=5)
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 5, 10])
     parser.add_argument("--settings", nargs="+", default=["clean", "spammers"])
@@ -55,7 +57,7 @@ def main(argv=None):
     args.store.parent.mkdir(parents=True, exist_ok=True)
     rows = [json.loads(line) for line in args.store.read_text().splitlines()] if args.store.exists() else []
     done = {(r["seed"], r["dim"], r["setting"], r["estimator"]) for r in rows}
-    for seed in range(args.seeds):  # seeds outermost: an interrupted run has every setting at a few seeds
+    for seed in range(args.first_seed, args.seeds):  # seeds outermost: an interrupted run has every setting at a few seeds
         for dim in args.dims:
             for setting in args.settings:
                 for which in ("robust", "plain") if seed < args.plain_seeds else ("robust",):
