@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from roembed.losses import LOSSES, Hinge, get_loss, robust_penalty
+from roembed.losses import LOSSES, Hinge, Sigmoid, get_loss, robust_curvature, robust_penalty
 
 ALL = [LOSSES["squared"](), LOSSES["hinge"](), LOSSES["squared_hinge"](), LOSSES["logistic"](),
        LOSSES["tstudent"](alpha=3.0), LOSSES["ckl"](mu=0.2)]
@@ -112,3 +112,34 @@ def test_sigmoid_is_symmetric_smooth_and_has_no_envelope():
         robust_penalty(loss, s, np.full_like(s, 0.5))
     with pytest.raises(ValueError, match="unknown loss"):
         get_loss("sigmoid")  # refinement only, not a choice of loss
+
+
+@pytest.mark.parametrize("loss", ALL + [Sigmoid(1.5)], ids=IDS + ["sigmoid"])
+def test_second_derivatives_match_finite_differences(loss):
+    rng = np.random.default_rng(2)
+    d_near, d_far = rng.uniform(0.1, 3.0, 50), rng.uniform(0.1, 3.0, 50)
+    snn, sff = (np.broadcast_to(v, d_near.shape) for v in loss.margin_curvature(d_near, d_far))
+    fd_nn = (loss.margin(d_near + EPS, d_far)[1] - loss.margin(d_near - EPS, d_far)[1]) / (2 * EPS)
+    fd_ff = (loss.margin(d_near, d_far + EPS)[2] - loss.margin(d_near, d_far - EPS)[2]) / (2 * EPS)
+    np.testing.assert_allclose(snn, np.broadcast_to(fd_nn, d_near.shape), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(sff, np.broadcast_to(fd_ff, d_near.shape), rtol=1e-5, atol=1e-7)
+    # the margins are separable: d s / d d_near does not move with d_far
+    fd_nf = (loss.margin(d_near, d_far + EPS)[1] - loss.margin(d_near, d_far - EPS)[1]) / (2 * EPS)
+    np.testing.assert_allclose(np.broadcast_to(fd_nf, d_near.shape), 0.0, atol=1e-7)
+    s = _away_from_kinks(np.linspace(-4, 4, 81) + 0.013)
+    fd = (loss.penalty(s + EPS)[1] - loss.penalty(s - EPS)[1]) / (2 * EPS)
+    np.testing.assert_allclose(np.broadcast_to(loss.curvature(s), s.shape), fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_robust_curvature_is_zero_beyond_the_knees(loss):
+    cap, two_sided = 0.5, loss.name == "squared"
+    s = np.linspace(-4, 3, 57) + 0.013
+    s = s[(np.abs(s - 1.0) > 1e-3) & (np.abs(s - loss.knee(np.asarray(cap))) > 1e-3)]
+    if two_sided:
+        s = s[np.abs(s - loss.upper_knee(cap)) > 1e-3]
+    curvature = robust_curvature(loss, s, cap, two_sided)
+    fd = (robust_penalty(loss, s + EPS, cap, two_sided)[1] - robust_penalty(loss, s - EPS, cap, two_sided)[1]) / (2 * EPS)
+    np.testing.assert_allclose(np.broadcast_to(curvature, s.shape), fd, rtol=1e-5, atol=1e-7)
+    gamma = robust_penalty(loss, s, cap, two_sided)[2]
+    assert np.all(np.broadcast_to(curvature, s.shape)[gamma != 0] == 0)

@@ -15,7 +15,7 @@ _EXPORTS = {
                      "to_cblearn"),
     "roembed.estimators": ("GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding",
                            "RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "ROE"),
-    "roembed.uncertainty": ("bootstrap",),
+    "roembed.uncertainty": ("bootstrap", "local_uncertainty"),
     "roembed.dimension": ("select_dimension",),
     "roembed.report": ("write_report",),
 }

@@ -33,6 +33,10 @@ available in closed form (:func:`robust_penalty`): the loss is unchanged while
 ``-phi'(s) <= cap`` and continues *linearly* with slope ``-cap`` below the knee
 ``s*`` where ``-phi'(s*) = cap``, with ``gamma = s* - s`` there (a Huber-type
 loss).  ``gamma > 0`` marks the comparison as an outlier.
+
+Second derivatives (``curvature`` and ``margin_curvature``, and :func:`robust_curvature`) serve
+the local (sandwich) uncertainty of :mod:`roembed.uncertainty`.  Every margin here is a difference
+of a function of ``d_far`` and a function of ``d_near``, so its mixed second derivative is zero.
 """
 from __future__ import annotations
 
@@ -54,9 +58,17 @@ class Loss:
         """Returns ``s, ds/dd_near, ds/dd_far`` (elementwise)."""
         return d_far - d_near, -1.0, 1.0
 
+    def margin_curvature(self, d_near, d_far):
+        """Returns ``d^2 s / d d_near^2, d^2 s / d d_far^2`` (the mixed derivative is zero)."""
+        return 0.0, 0.0
+
     # --- penalty -------------------------------------------------------------
     def penalty(self, s):
         """Returns ``phi(s), phi'(s)``."""
+        raise NotImplementedError
+
+    def curvature(self, s):
+        """Returns ``phi''(s)`` (0 on the flat side of a kink, the one-sided value at it)."""
         raise NotImplementedError
 
     def knee(self, cap):
@@ -78,6 +90,9 @@ class Squared(Loss):
         r = 1.0 - s
         return 0.5 * r * r, -r
 
+    def curvature(self, s):
+        return s * 0.0 + 1.0
+
     def knee(self, cap):
         return 1.0 - cap
 
@@ -96,6 +111,9 @@ class Hinge(Loss):
         r = 1.0 - s
         return ops.relu(r), ops.where(r > 0, -1.0, 0.0)
 
+    def curvature(self, s):
+        return s * 0.0
+
     def knee(self, cap):
         ops = ops_for(cap)
         return ops.where(cap < 1.0, 1.0, -np.inf)
@@ -113,9 +131,17 @@ class SquaredHinge(Loss):
         rn, rf = ops.sqrt(d_near + self.eps), ops.sqrt(d_far + self.eps)
         return rf - rn, -0.5 / rn, 0.5 / rf
 
+    def margin_curvature(self, d_near, d_far):
+        ops = ops_for(d_near)
+        rn, rf = ops.sqrt(d_near + self.eps), ops.sqrt(d_far + self.eps)
+        return 0.25 / (rn * rn * rn), -0.25 / (rf * rf * rf)
+
     def penalty(self, s):
         r = ops_for(s).relu(1.0 - s)
         return r * r, -2.0 * r
+
+    def curvature(self, s):
+        return ops_for(s).where(s < 1.0, 2.0, 0.0)
 
     def knee(self, cap):
         return 1.0 - 0.5 * cap
@@ -139,6 +165,10 @@ class Sigmoid(SquaredHinge):
         p = ops_for(s).sigmoid(-self.slope * s)
         return p, -self.slope * p * (1.0 - p)
 
+    def curvature(self, s):
+        p = ops_for(s).sigmoid(-self.slope * s)
+        return self.slope * self.slope * p * (1.0 - p) * (1.0 - 2.0 * p)
+
     def knee(self, cap):
         raise NotImplementedError("the sigmoid loss has no closed-form outlier envelope (it is not convex)")
 
@@ -152,6 +182,10 @@ class Logistic(Loss):
     def penalty(self, s):
         ops = ops_for(s)
         return ops.softplus(-s), -ops.sigmoid(-s)
+
+    def curvature(self, s):
+        p = ops_for(s).sigmoid(-s)
+        return p * (1.0 - p)
 
     def knee(self, cap):
         ops = ops_for(cap)
@@ -171,6 +205,10 @@ class TStudent(Logistic):
         h = 0.5 * (a + 1.0)
         return h * (ops.log1p(d_far / a) - ops.log1p(d_near / a)), -h / (a + d_near), h / (a + d_far)
 
+    def margin_curvature(self, d_near, d_far):
+        a, h = self.alpha, 0.5 * (self.alpha + 1.0)
+        return h / ((a + d_near) * (a + d_near)), -h / ((a + d_far) * (a + d_far))
+
 
 @dataclass(frozen=True)
 class CrowdKernel(Logistic):
@@ -183,6 +221,10 @@ class CrowdKernel(Logistic):
         ops = ops_for(d_near)
         a, b = self.mu + d_near, self.mu + d_far
         return ops.log(b) - ops.log(a), -1.0 / a, 1.0 / b
+
+    def margin_curvature(self, d_near, d_far):
+        a, b = self.mu + d_near, self.mu + d_far
+        return 1.0 / (a * a), -1.0 / (b * b)
 
 
 LOSSES = {cls.name: cls for cls in (Squared, Hinge, SquaredHinge, Logistic, TStudent, CrowdKernel)}
@@ -224,3 +266,14 @@ def robust_penalty(loss: Loss, s, cap, two_sided: bool = False):
         slope = ops.where(high, cap, slope)
         gamma = ops.where(high, upper - s, gamma)
     return value, slope, gamma
+
+
+def robust_curvature(loss: Loss, s, cap, two_sided: bool = False):
+    """``d^2/ds^2`` of :func:`robust_penalty`: ``phi''(s)`` where ``gamma = 0``, 0 on the linear parts
+    (beyond the knee, and beyond the upper knee when ``two_sided``)."""
+    ops = ops_for(s)
+    curvature = ops.where(s < loss.knee(cap), 0.0, loss.curvature(s))
+    upper = loss.upper_knee(cap) if two_sided else None
+    if upper is not None:
+        curvature = ops.where(s > upper, 0.0, curvature)
+    return curvature

@@ -101,6 +101,7 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> N
     used[uncertainty.used_objects] = True
     if only is not None:
         used &= np.isin(np.arange(len(X)), only)
+    used &= np.isfinite(cov).all(axis=(1, 2))  # objects without a region (local_uncertainty) get no ellipse
     for o in np.flatnonzero(used):
         vals, vecs = np.linalg.eigh(cov[o])
         vals = np.sqrt(np.clip(vals, 0.0, None))
@@ -118,7 +119,8 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
     category per object, e.g. a genre) colour the points, the ``max_categories``
     most frequent get a colour and a legend entry, the rest are grey "other".
-    ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` of this embedding) draws
+    ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` or
+    :class:`~roembed.uncertainty.LocalUncertaintyResult` of this embedding) draws
     each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane); with
     more than ``max_regions`` objects, only those of the named (or, unnamed, of a spread of) objects.
     """

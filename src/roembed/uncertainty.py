@@ -78,6 +78,7 @@ from ._io import atomic_write
 from ._threads import limit_threads
 from .data import Comparisons, as_comparisons
 from .data.diagnostics import DataWarning
+from .losses import robust_curvature, robust_penalty
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
 
@@ -296,8 +297,102 @@ def _run_replicates(tasks: dict, args: tuple, n_jobs, verbose, store: ReplicateS
             yield index, result
 
 
+class UncertaintyRegions:
+    """Per-object confidence regions :math:`\\{x : (x - c_i)^T \\Sigma_i^{-1} (x - c_i) \\le r^2\\}` and what is
+    read off them; shared by :class:`BootstrapResult` and :class:`LocalUncertaintyResult`.
+
+    A subclass gives ``estimator`` (the full fit), ``embedding``, ``confidence``, ``centres``,
+    ``covariances`` (n, p, p) and ``radius2``.  An object whose covariance is not finite has no
+    region (``has_region`` False): it is in no region and outside the coverage.
+    """
+
+    @property
+    def used_objects(self) -> np.ndarray:
+        return self.estimator.graph_.comparisons.used_objects
+
+    @property
+    def has_region(self) -> np.ndarray:
+        """(n,) bool: the object's covariance is finite."""
+        return np.isfinite(self.covariances).all(axis=(1, 2))
+
+    def mahalanobis2(self, points) -> np.ndarray:
+        """Squared Mahalanobis distance of each object's point (in the reference frame) from its region's centre
+        (NaN without a region)."""
+        diff = np.asarray(points, float) - self.centres
+        cov, ok = self.covariances, self.has_region
+        out = np.full(len(diff), np.nan)
+        ridge = 1e-12 * np.trace(cov[ok], axis1=1, axis2=2)[:, None, None] * np.eye(cov.shape[1]) + 1e-300
+        out[ok] = np.einsum("ip,ip->i", diff[ok], np.linalg.solve(cov[ok] + ridge, diff[ok][..., None])[..., 0])
+        return out
+
+    def contains(self, points, align: bool = True) -> np.ndarray:
+        """Per object: is its point inside its confidence region?  ``align`` first maps ``points``
+        (e.g. the true positions) onto the full fit by Procrustes with scaling."""
+        points = np.asarray(points, float)
+        if align:
+            points = procrustes(self.embedding, points).apply(points)
+        return self.mahalanobis2(points) <= self.radius2
+
+    def coverage(self, points, align: bool = True) -> float:
+        """Share of the used objects with a region whose (aligned) point lies in it."""
+        used = np.intersect1d(self.used_objects, np.flatnonzero(self.has_region))
+        return float(self.contains(points, align)[used].mean()) if len(used) else float("nan")
+
+    def _dispersion_covariances(self) -> np.ndarray:
+        """The covariances behind ``dispersion`` in :meth:`objects`."""
+        return self.covariances
+
+    def _object_columns(self) -> dict:
+        """Further columns of :meth:`objects` (the bootstrap's stability)."""
+        return {}
+
+    def objects(self) -> pd.DataFrame:
+        """One row per object: position, region summary, dispersion, number of comparisons (and what the
+        subclass adds, e.g. the bootstrap's stability).
+
+        ``axis_major``/``axis_minor``: the largest and smallest semi-axes of the region;
+        ``radius``: the radius of the ball of the same volume; for ``p = 2``, ``angle`` (degrees)
+        of the major axis; ``dispersion``: the RMS displacement :math:`\\sqrt{\\mathrm{tr}\\,\\Sigma_i}` over the
+        RMS radius of the embedding.  Objects without comparisons are NaN, so are the region columns of
+        objects without a region.
+        """
+        X, cov, r2, ok = self.embedding, self.covariances, self.radius2, self.has_region
+        n, p = X.shape
+        axes = np.full((n, p), np.nan)
+        axes[ok] = np.sqrt(r2 * np.clip(np.linalg.eigvalsh(cov[ok]), 0.0, None))
+        table = pd.DataFrame(X, columns=[f"x{d + 1}" for d in range(p)])
+        names = self.estimator.graph_.object_names
+        if names is not None:
+            table.insert(0, "name", list(names))
+        table["axis_major"], table["axis_minor"] = axes[:, -1], axes[:, 0]
+        table["radius"] = np.exp(np.log(np.maximum(axes, 1e-300)).mean(axis=1))
+        if p == 2:
+            angle = np.full(n, np.nan)
+            vecs = np.linalg.eigh(cov[ok])[1][:, :, -1]
+            angle[ok] = np.degrees(np.arctan2(vecs[:, 1], vecs[:, 0]))
+            table["angle"] = angle
+        radius = np.sqrt(np.sum((X - X[self.used_objects].mean(axis=0)) ** 2, axis=1)[self.used_objects].mean())
+        table["dispersion"] = np.sqrt(np.trace(self._dispersion_covariances(), axis1=1, axis2=2)) / radius
+        for name, values in self._object_columns().items():
+            table[name] = values
+        counts = np.bincount(self.estimator.graph_.comparisons.quadruplets.reshape(-1), minlength=n)
+        table["n_comparisons"] = counts
+        unused = np.setdiff1d(np.arange(n), self.used_objects)
+        table.loc[unused, [c for c in table.columns if c not in ("name", "n_comparisons")]] = np.nan
+        table.index.name = "object"
+        return table
+
+    def ellipses_2d(self, basis=None) -> tuple[np.ndarray, np.ndarray]:
+        """``(centres, covariances)`` projected on a plane (``basis``: (p, 2), default the first two
+        coordinates), scaled so that ``x^T C^{-1} x <= 1`` is the shadow of the region (NaN without one)."""
+        p = self.embedding.shape[1]
+        V = np.eye(p)[:, :min(2, p)] if basis is None else np.asarray(basis, float)
+        cov = np.einsum("pa,ipq,qb->iab", V, self.covariances, V) * self.radius2
+        return self.centres @ V, cov
+
+
 @dataclass
-class BootstrapResult:
+class BootstrapResult(UncertaintyRegions):
     """Replicates of a bootstrap, aligned to the full fit, and what they say (see the module docstring).
 
     ``estimator`` is the full fit, ``embedding`` its embedding (the reference frame),
@@ -322,10 +417,6 @@ class BootstrapResult:
     @property
     def n_replicates(self) -> int:
         return len(self.replicates)
-
-    @property
-    def used_objects(self) -> np.ndarray:
-        return self.estimator.graph_.comparisons.used_objects
 
     # -- positions ---------------------------------------------------------------------------
     @property
@@ -370,69 +461,17 @@ class BootstrapResult:
             return float(p * (B - 1) * (B + 1) / (B * (B - p)) * f_dist.ppf(self.confidence, p, B - p))
         return float(chi2.ppf(self.confidence, p))
 
-    def mahalanobis2(self, points) -> np.ndarray:
-        """Squared Mahalanobis distance of each object's point (in the reference frame) from its region's centre."""
-        diff = np.asarray(points, float) - self.centres
-        cov = self.covariances
-        ridge = 1e-12 * np.trace(cov, axis1=1, axis2=2)[:, None, None] * np.eye(cov.shape[1]) + 1e-300
-        return np.einsum("ip,ip->i", diff, np.linalg.solve(cov + ridge, diff[..., None])[..., 0])
-
-    def contains(self, points, align: bool = True) -> np.ndarray:
-        """Per object: is its point inside its confidence region?  ``align`` first maps ``points``
-        (e.g. the true positions) onto the full fit by Procrustes with scaling."""
-        points = np.asarray(points, float)
-        if align:
-            points = procrustes(self.embedding, points).apply(points)
-        return self.mahalanobis2(points) <= self.radius2
-
-    def coverage(self, points, align: bool = True) -> float:
-        """Share of the used objects whose (aligned) point lies in its region."""
-        return float(self.contains(points, align)[self.used_objects].mean())
-
     def stability(self) -> np.ndarray:
         """(n,): mean share of each object's nearest neighbours kept in the replicates."""
         if self.stability_per_replicate is None:
             raise AttributeError("stability was not computed (k=0)")
         return self.stability_per_replicate.mean(axis=0)
 
-    def objects(self) -> pd.DataFrame:
-        """One row per object: position, region summary, stability, dispersion, number of responses.
+    def _dispersion_covariances(self) -> np.ndarray:
+        return self.sample_covariances
 
-        ``axis_major``/``axis_minor``: the largest and smallest semi-axes of the region;
-        ``radius``: the radius of the ball of the same volume; for ``p = 2``, ``angle`` (degrees)
-        of the major axis.  Objects without comparisons are NaN.
-        """
-        X, cov, r2 = self.embedding, self.covariances, self.radius2
-        n, p = X.shape
-        eig = np.clip(np.linalg.eigvalsh(cov), 0.0, None)
-        axes = np.sqrt(r2 * eig)
-        table = pd.DataFrame(X, columns=[f"x{d + 1}" for d in range(p)])
-        names = self.estimator.graph_.object_names
-        if names is not None:
-            table.insert(0, "name", list(names))
-        table["axis_major"], table["axis_minor"] = axes[:, -1], axes[:, 0]
-        table["radius"] = np.exp(np.log(np.maximum(axes, 1e-300)).mean(axis=1))
-        if p == 2:
-            vecs = np.linalg.eigh(cov)[1][:, :, -1]
-            table["angle"] = np.degrees(np.arctan2(vecs[:, 1], vecs[:, 0]))
-        radius = np.sqrt(np.sum((X - X[self.used_objects].mean(axis=0)) ** 2, axis=1)[self.used_objects].mean())
-        table["dispersion"] = np.sqrt(np.trace(self.sample_covariances, axis1=1, axis2=2)) / radius
-        if self.stability_per_replicate is not None:
-            table["stability"] = self.stability()
-        counts = np.bincount(self.estimator.graph_.comparisons.quadruplets.reshape(-1), minlength=n)
-        table["n_comparisons"] = counts
-        unused = np.setdiff1d(np.arange(n), self.used_objects)
-        table.loc[unused, [c for c in table.columns if c not in ("name", "n_comparisons")]] = np.nan
-        table.index.name = "object"
-        return table
-
-    def ellipses_2d(self, basis=None) -> tuple[np.ndarray, np.ndarray]:
-        """``(centres, covariances)`` projected on a plane (``basis``: (p, 2), default the first two
-        coordinates), scaled so that ``x^T C^{-1} x <= 1`` is the shadow of the region."""
-        p = self.embedding.shape[1]
-        V = np.eye(p)[:, :min(2, p)] if basis is None else np.asarray(basis, float)
-        cov = np.einsum("pa,ipq,qb->iab", V, self.covariances, V) * self.radius2
-        return self.centres @ V, cov
+    def _object_columns(self) -> dict:
+        return {} if self.stability_per_replicate is None else {"stability": self.stability()}
 
     # -- comparisons, annotators, error -----------------------------------------------------------
     def flag_frequency(self) -> pd.DataFrame:
@@ -559,5 +598,221 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     return result
 
 
+# -- the local (sandwich) approximation ----------------------------------------------------------------------
+def _group_sum(inverse: np.ndarray, values: np.ndarray, size: int) -> np.ndarray:
+    """(size, p): the rows of ``values`` summed by group ``inverse``."""
+    return np.stack([np.bincount(inverse, weights=v, minlength=size) for v in values.T], axis=1)
+
+
+def _outer_sum(index: np.ndarray, vectors: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    r"""(size, p, p): :math:`\sum_{e: index_e = o} w_e v_e v_e^T` per ``o`` (one bincount per entry of the
+    upper triangle; no (entries, p, p) temporary)."""
+    p = vectors.shape[1]
+    out = np.empty((size, p, p))
+    for a in range(p):
+        wa = weights * vectors[:, a]
+        for b in range(a, p):
+            out[:, a, b] = out[:, b, a] = np.bincount(index, weights=wa * vectors[:, b], minlength=size)
+    return out
+
+
+def _query_chunks(edge_query: np.ndarray, size: int):
+    """Edge indices sorted by query, in chunks of about ``size`` edges that never split a query."""
+    order = np.argsort(edge_query, kind="stable")
+    q = edge_query[order]
+    start = 0
+    while start < len(order):
+        stop = min(start + size, len(order))
+        while stop < len(order) and q[stop] == q[stop - 1]:
+            stop += 1
+        yield order[start:stop]
+        start = stop
+
+
+def local_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarray, chunk: int = 1 << 16):
+    r"""Per object ``o``, with every other object fixed: the Hessian ``H_o``, the scatter of the query
+    gradients ``B_o`` and the gradient, of :math:`F(X) = \sum_c a_c \psi_c(s_c) + \alpha \|X\|_F^2`
+    (``objective``: an :class:`~roembed.objective.EdgeObjective` with its ``objects``).
+
+    For edge ``c`` and an object ``o`` in it, with :math:`u = \partial d / \partial x_o` of the near or far
+    distance it is in (:math:`\pm 2 (x_a - x_b)`) and :math:`G_{co} = \partial s_c / \partial x_o`:
+
+    .. math::
+        \nabla_o = \sum_c a_c \psi'_c\, G_{co}, \qquad
+        H_o = 2\alpha I + \sum_c a_c \big[\psi''_c\, G_{co} G_{co}^T + \psi'_c \textstyle\sum_{\text{pair}}
+              (s_{dd}\, u u^T + 2 s_d I)\big], \qquad
+        B_o = \sum_q g_{qo} g_{qo}^T - \tfrac1Q S_o S_o^T
+
+    with :math:`g_{qo}` the gradient of query ``q``'s edges (both directions), :math:`S_o = \sum_q g_{qo}`
+    and ``Q`` the number of queries (the centring makes ``B`` the covariance of the query multiplicities of
+    a bootstrap, multinomial with :math:`\mathrm{Cov} = I - 11^T/Q`).  The Hessian is exact where the loss
+    is twice differentiable (the losses' ``curvature`` and ``margin_curvature``; on a kink, one side's value).
+    Vectorised over edges (``chunk`` at a time, whole queries per chunk).
+    Returns ``H, B, gradient``: (n, p, p), (n, p, p), (n, p).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, p = X.shape
+    loss, objects = objective.loss, np.asarray(objective.objects)
+    cap = objective.cap
+    H = np.zeros((n, p, p))
+    B = np.zeros((n, p, p))
+    S = np.zeros((n, p))
+    diag = np.zeros(n)
+    edge_query = np.asarray(edge_query)
+    for edges in _query_chunks(edge_query, chunk):
+        k = len(edges)
+        obj = objects[edges].astype(np.int64)
+        vn, vf = X[obj[:, 0]] - X[obj[:, 1]], X[obj[:, 2]] - X[obj[:, 3]]
+        dn, df = np.einsum("ep,ep->e", vn, vn), np.einsum("ep,ep->e", vf, vf)
+        s, sn, sf = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin(dn, df))
+        snn, sff = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin_curvature(dn, df))
+        if cap is None:
+            slope, curvature = loss.penalty(s)[1], loss.curvature(s)
+        else:
+            c = cap if np.ndim(cap) == 0 else np.asarray(cap)[edges]
+            slope, curvature = robust_penalty(loss, s, c, objective.two_sided)[1], \
+                robust_curvature(loss, s, c, objective.two_sided)
+        w = np.asarray(objective.loss_weight, float)[edges]
+        t1 = w * np.broadcast_to(slope, (k,))  # d F / d s_c
+        t2 = w * np.broadcast_to(curvature, (k,))  # d^2 F / d s_c^2
+        # one entry per (edge, slot): object, d distance / d x (u), d s / d x through that distance
+        slot_obj = obj.T.reshape(-1)
+        u = 2.0 * np.concatenate([vn, -vn, vf, -vf])
+        ds, dds = np.concatenate([sn, sn, sf, sf]), np.concatenate([snn, snn, sff, sff])
+        edge = np.tile(np.arange(k), 4)
+        grad = ds[:, None] * u
+        coef = np.tile(t1, 4)
+        # the margin gradient of each (edge, object): an object may sit in both pairs (a triplet's anchor)
+        eo, eo_inverse = np.unique(edge * n + slot_obj, return_inverse=True)
+        G = _group_sum(eo_inverse.reshape(-1), grad, len(eo))
+        H += _outer_sum(np.concatenate([slot_obj, eo % n]), np.concatenate([u, G]),
+                        np.concatenate([coef * dds, t2[eo // n]]), n)
+        diag += np.bincount(slot_obj, weights=2.0 * coef * ds, minlength=n)
+        # the gradient of each (query, object): both directions of the query together
+        qo, qo_inverse = np.unique(edge_query[edges][edge] * n + slot_obj, return_inverse=True)
+        g = _group_sum(qo_inverse.reshape(-1), coef[:, None] * grad, len(qo))
+        B += _outer_sum(qo % n, g, np.ones(len(qo)), n)
+        S += _group_sum(qo % n, g, n)
+    H += (diag + 2.0 * alpha)[:, None, None] * np.eye(p)
+    n_queries = len(np.unique(edge_query))
+    B -= np.einsum("op,oq->opq", S, S) / max(n_queries, 1)
+    return H, B, S + 2.0 * alpha * X
+
+
+def sandwich(H: np.ndarray, B: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    r""":math:`H_o^{-1} B_o H_o^{-1}` per object; NaN where ``H_o`` is not positive definite or ``B_o`` is
+    singular (relative to its largest eigenvalue, ``rtol``): there the comparisons do not pin every
+    coordinate of ``x_o`` and a region would be unbounded or flat."""
+    n, p, _ = H.shape
+    eig_h, eig_b = np.linalg.eigvalsh(H), np.linalg.eigvalsh(B)
+    ok = (eig_h[:, 0] > rtol * np.abs(eig_h[:, -1])) & (eig_b[:, 0] > rtol * eig_b[:, -1]) & (eig_b[:, -1] > 0)
+    cov = np.full((n, p, p), np.nan)
+    if ok.any():
+        Hinv = np.linalg.inv(H[ok])
+        cov[ok] = Hinv @ B[ok] @ Hinv
+        cov[ok] = 0.5 * (cov[ok] + np.swapaxes(cov[ok], 1, 2))
+    return cov
+
+
+@dataclass
+class LocalUncertaintyResult(UncertaintyRegions):
+    """Per-object regions from the local sandwich (see :func:`local_uncertainty`).
+
+    ``covariances`` (n, p, p): :math:`H_i^{-1} B_i H_i^{-1}`, NaN for objects without a region;
+    ``hessians`` and ``query_scatter``: the ``H_i`` and ``B_i`` behind them; ``gradient``: the
+    objective's gradient at the fit (about zero when the fit converged); ``n_queries``: ``Q``.
+    """
+
+    estimator: object
+    embedding: np.ndarray
+    covariances: np.ndarray
+    hessians: np.ndarray
+    query_scatter: np.ndarray
+    gradient: np.ndarray
+    n_queries: int
+    confidence: float = 0.9
+
+    @property
+    def centres(self) -> np.ndarray:
+        """(n, p): the centres of the regions: the fit."""
+        return self.embedding
+
+    @property
+    def radius2(self) -> float:
+        """:math:`\\chi^2_p(\\text{confidence})`: the normal region of the sandwich covariance."""
+        return float(chi2.ppf(self.confidence, self.embedding.shape[1]))
+
+
+def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9) -> LocalUncertaintyResult:
+    r"""Per-object uncertainty from the curvature of the objective at the fit, without refitting.
+
+    For each object ``i``, with every other object fixed at the fit, the infinitesimal jackknife of the
+    query bootstrap (the sandwich estimator of an M-estimator whose units are queries):
+
+    .. math::  \Sigma_i = H_i^{-1} B_i H_i^{-1},
+
+    ``H_i`` the Hessian of the objective in ``x_i`` (loss and ridge; exact where the loss is smooth),
+    ``B_i`` the scatter of the gradients in ``x_i`` of the queries (all votes on one comparison, both
+    directions; :func:`local_curvature`).  The regions are normal:
+    :math:`(x - \hat x_i)^T \Sigma_i^{-1} (x - \hat x_i) \le \chi^2_p(\text{confidence})`.  No constant is
+    tuned.  What it leaves out, by construction (measured in ``docs/uncertainty.md``):
+
+    * the other objects' uncertainty: ``x_i``'s region is conditional on the rest of the map, where the
+      bootstrap refits everything and aligns each replicate to the fit by Procrustes.  Here there is no
+      gauge to remove (the others fix rotation, translation and scale), and nothing of the others'
+      movement reaches ``x_i``;
+    * everything the linearisation misses: non-smooth or non-convex losses far from the fit, the choice
+      of the "auto" parameters (fixed at the fit's), the annotator weights (fixed), and for the
+      ``majority`` weighting the bootstrap's counting of a query drawn ``c`` times as one vote
+      (the sandwich scores a query as a unit of data either way).
+
+    Parameters
+    ----------
+    estimator
+        A fitted :class:`~roembed.RobustOrdinalEmbedding` (or CV), or a fitted factored estimator
+        (SOE, STE, t-STE, CKL, GNMDS); an unfitted one is cloned and fitted on ``comparisons``.
+    comparisons : Comparisons or array, optional
+        Needed for an unfitted estimator; for a fitted one, if given, they must be those it was fitted on.
+    confidence : float
+        Level of the regions (0.9: 90%).
+
+    Objects whose comparisons do not pin all ``p`` coordinates (fewer informative queries than
+    dimensions, or a flat loss: a hinge with every comparison satisfied beyond the margin) get NaN
+    covariances and no region, with a :class:`~roembed.data.diagnostics.DataWarning`.
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if hasattr(estimator, "embedding_"):
+        fitted = estimator
+        if comparisons is not None:
+            given, used = as_comparisons(comparisons), fitted.graph_.comparisons
+            if not (given.quadruplets.shape == used.quadruplets.shape and np.array_equal(given.quadruplets,
+                    used.quadruplets) and np.array_equal(given.weight, used.weight)):
+                raise ValueError("comparisons differ from those the estimator was fitted on (leave them out, "
+                                 "or pass an unfitted estimator to fit on them)")
+    elif comparisons is None:
+        raise ValueError("the estimator is not fitted: pass the comparisons to fit it on")
+    else:
+        fitted = clone(estimator).fit(as_comparisons(comparisons))
+    if not hasattr(fitted, "_fitted_objective"):
+        raise TypeError(f"local_uncertainty needs an estimator defined by a loss (RobustOrdinalEmbedding, SOE, "
+                        f"STE, TSTE, CKL, GNMDS), got {type(fitted).__name__}; use bootstrap()")
+    graph, objective, alpha = fitted._fitted_objective()
+    X = np.asarray(fitted.embedding_, dtype=np.float64)
+    H, B, gradient = local_curvature(objective, X, alpha, np.asarray(graph.edge_query))
+    cov = sandwich(H, B)
+    result = LocalUncertaintyResult(fitted, X, cov, H, B, gradient, len(np.unique(graph.edge_query)), confidence)
+    missing = np.setdiff1d(fitted.graph_.comparisons.used_objects, np.flatnonzero(result.has_region))
+    if len(missing):
+        names = fitted.graph_.object_names
+        shown = ", ".join(str(names[o] if names is not None else o) for o in missing[:5])
+        warnings.warn(f"local_uncertainty: {len(missing)} of {len(fitted.graph_.comparisons.used_objects)} objects "
+                      f"have no region (their comparisons do not pin all {X.shape[1]} coordinates: too few "
+                      f"informative queries, or a flat loss there): {shown}{', ...' if len(missing) > 5 else ''}; "
+                      "their rows are NaN", DataWarning, stacklevel=2)
+    return result
+
+
 __all__ = ["bootstrap", "BootstrapResult", "ReplicateStore", "StoreError", "resample", "resampling_units", "replicate_seeds", "UNITS",
-           "CALIBRATIONS"]
+           "CALIBRATIONS", "UncertaintyRegions", "local_uncertainty", "LocalUncertaintyResult", "local_curvature",
+           "sandwich"]

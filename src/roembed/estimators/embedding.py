@@ -32,7 +32,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted
 
 from ..data import ComparisonGraph
 from ..losses import Loss
@@ -120,6 +122,17 @@ class LossEmbedding(OrdinalEmbedding):
             raise ValueError("all comparison weights are zero")
         return edge_objective(graph, self._loss(), graph.votes / total, self._outlier_caps(graph),
                               getattr(self, "two_sided", False))
+
+    def _fitted_objective(self):
+        """``(graph, objective, alpha)``: the objective the fit minimised last, over the edges of ``graph``,
+        with ridge ``alpha`` -- ``embedding_`` is its minimiser (read by
+        :func:`roembed.uncertainty.local_uncertainty`)."""
+        check_is_fitted(self, "embedding_")
+        model = self
+        if isinstance(self.n_components, str):  # n_components="auto": the losses that read it need the number
+            model = clone(self).set_params(n_components=self.n_components_)
+            model.n_objects_ = self.n_objects_
+        return self.graph_, model._objective(self.graph_), model._alpha()
 
     def _initial_embedding(self, graph: ComparisonGraph) -> np.ndarray:
         scale = self.default_init_scale if self.init_scale == "auto" else self.init_scale

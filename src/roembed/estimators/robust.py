@@ -91,6 +91,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
+from sklearn.utils.validation import check_is_fitted
 
 from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
 from ..data import ComparisonGraph, as_comparisons
@@ -503,6 +504,23 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                                "refine_alpha": settings.refine_alpha if settings.refine is not None else None,
                                "annotators": None if self.annotator_types_ is None else "types",
                                "annotator_heterogeneity_p": heterogeneity_p}
+
+    def _fitted_objective(self):
+        """``(graph, objective, alpha)`` of the last stage of the final fit: the robust envelope of the chosen
+        loss and weighting with penalty ``lam_`` and ridge ``alpha``, or, when the refinement was chosen, the
+        sigmoid with ``refine_alpha``; over the graph the stages saw (responses weighted by their annotator's
+        probability of following, when the annotator stage ran)."""
+        check_is_fitted(self, "chosen_params_")
+        graph, chosen = self.graph_, self.chosen_params_
+        if self.annotator_types_ is not None:  # as _annotator_stage: w_r q_{a(r), follows}
+            who = np.unique(np.asarray(graph.comparisons.annotator), return_inverse=True)[1].reshape(-1)
+            follows = self.annotator_types_["follows"].to_numpy(dtype=np.float64)
+            graph = graph.comparisons.with_weight(graph.comparisons.weight * follows[who]).aggregate()
+        problem = RobustProblem.build(graph, _loss_of(chosen["loss"], self.n_components_), chosen["weighting"],
+                                      self.two_sided)
+        if chosen["refine"] is None:
+            return graph, problem.robust(self.lam_), chosen["alpha"]
+        return graph, problem.refined(chosen["refine"]), chosen["refine_alpha"]
 
     def _restarts(self, graph: ComparisonGraph, X0: np.ndarray) -> FitState:
         """The plain stage of the first candidate (e.g. SOE, ``net``) from ``n_init`` starts on every comparison;

@@ -1,0 +1,182 @@
+"""The local sandwich approximation: known answers against loops over responses, invariants, the
+singular path, coverage on planted data."""
+import warnings
+
+import numpy as np
+import pytest
+
+from roembed import SOE, STE, RobustOrdinalEmbedding, TwoStageEmbedding
+from roembed.data import Comparisons
+from roembed.data.diagnostics import DataWarning
+from roembed.estimators.base import edge_objective
+from roembed.experiments import make_synthetic
+from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent
+from roembed.objective import PairDistances
+from roembed.uncertainty import local_curvature, local_uncertainty, sandwich
+
+
+def small_problem(seed=0, rate=0.0, model="vote", n_objects=25, n_train=1200):
+    return make_synthetic(n_objects=n_objects, dim=2, n_train=n_train, n_validation=100, votes=(3, 6),
+                          n_annotators=12, n_test=300, rate=rate, model=model, random_state=seed)
+
+
+def tiny_graph(seed=0, n=7, m=60):
+    """Random triplets and quadruplets with votes, some queries answered both ways."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    while len(rows) < m:
+        o = rng.choice(n, 4, replace=False)
+        rows.append([o[0], o[1], o[0], o[2]] if rng.random() < 0.6 else list(o))
+    rows = np.array(rows)
+    flip = rng.random(m) < 0.3  # the opposite answer to some queries
+    rows = np.vstack([rows, rows[flip][:, [2, 3, 0, 1]]])
+    return Comparisons(rows, weight=rng.integers(1, 4, len(rows)).astype(float), n_objects=n).aggregate()
+
+
+CASES = {
+    "soe-robust": (SquaredHinge(), 0.4, False),
+    "squared-two-sided": (Squared(), 0.7, True),
+    "logistic": (Logistic(), None, False),
+    "tste": (TStudent(alpha=2.0), None, False),
+    "ckl": (CrowdKernel(mu=0.2), 0.3, False),
+    "sigmoid": (Sigmoid(slope=2.0), None, False),
+}
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_local_curvature_matches_finite_differences_and_a_loop_over_queries(case):
+    loss, cap, two_sided = CASES[case]
+    graph = tiny_graph()
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((graph.n_objects, 3)) * 0.8
+    a = rng.uniform(0.5, 2.0, len(graph))
+    a /= a.sum()
+    alpha = 1e-3
+    objective = edge_objective(graph, loss, a, cap, two_sided)
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    H, B, gradient = local_curvature(objective, X, alpha, graph.edge_query, chunk=16)  # many chunks
+
+    def grad(Y, obj=objective, ridge=alpha):
+        return obj.embedding_value_and_grad(Y, distances, threads=1)[1] + 2 * ridge * Y
+
+    np.testing.assert_allclose(gradient, grad(X), atol=1e-12)
+    eps = 1e-6
+    for i in range(graph.n_objects):
+        fd = np.empty((3, 3))
+        for d in range(3):
+            up, down = X.copy(), X.copy()
+            up[i, d] += eps
+            down[i, d] -= eps
+            fd[:, d] = (grad(up)[i] - grad(down)[i]) / (2 * eps)
+        np.testing.assert_allclose(H[i], fd, rtol=1e-5, atol=1e-7)
+    # B: one query at a time (both directions), its gradient in each object, the scatter centred
+    queries = np.unique(graph.edge_query)
+    g = np.stack([grad(X, edge_objective(graph, loss, np.where(graph.edge_query == q, a, 0.0), cap, two_sided), 0.0)
+                  for q in queries])  # (Q, n, p)
+    total = g.sum(axis=0)
+    expected = np.einsum("qia,qib->iab", g, g) - np.einsum("ip,iq->ipq", total, total) / len(queries)
+    np.testing.assert_allclose(B, expected, rtol=1e-9, atol=1e-14)
+
+
+def test_queries_split_into_copies_shrink_the_covariance_as_1_over_m():
+    graph = tiny_graph(seed=2)
+    X = np.random.default_rng(3).standard_normal((graph.n_objects, 2))
+    a = graph.votes / graph.votes.sum()
+    objective = edge_objective(graph, Logistic(), a)
+    H, B, _ = local_curvature(objective, X, 1e-3, graph.edge_query)
+    m, E = 3, len(graph)
+    copies = edge_objective(graph, Logistic(), np.tile(a, m) / m)
+    copies.objects = np.tile(graph.edge_objects, (m, 1))
+    copies.loss_weight = np.tile(a, m) / m
+    copies.near, copies.far = np.tile(objective.near, m), np.tile(objective.far, m)
+    query = np.concatenate([graph.edge_query + r * E for r in range(m)])  # m independent copies of each query
+    H3, B3, _ = local_curvature(copies, X, 1e-3, query)
+    np.testing.assert_allclose(H3, H, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(sandwich(H3, B3), sandwich(H, B) / m, rtol=1e-8, atol=1e-14)
+
+
+def test_more_votes_on_the_same_queries_are_no_new_information():
+    data = small_problem(seed=6, rate=0.1)
+    c = data.train
+    one = local_uncertainty(SOE(2, random_state=0).fit(c))
+    three = local_uncertainty(SOE(2, random_state=0).fit(c.with_weight(3 * c.weight)))
+    np.testing.assert_allclose(three.covariances, one.covariances, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RobustOrdinalEmbedding(2, random_state=0),  # self-tuned, annotator stage on spammers
+    lambda: RobustOrdinalEmbedding(2, refine=2.0, weighting="net", loss="tste", random_state=0),
+    lambda: STE(2, random_state=0),
+], ids=["robust-default", "robust-refined", "ste"])
+def test_the_reconstructed_objective_is_stationary_at_the_fit(make):
+    data = small_problem(seed=7, rate=0.25, model="spammers")
+    est = make().fit(data.train)
+    res = local_uncertainty(est)
+    X = est.embedding_
+    used = est.graph_.comparisons.used_objects
+    # the gradient of the objective local_uncertainty rebuilt vanishes at the fit: it is the objective minimised
+    scale = np.linalg.norm(np.einsum("ipq,iq->ip", res.hessians, X)[used], axis=1)
+    assert np.median(np.linalg.norm(res.gradient[used], axis=1) / scale) < 1e-2
+    # a wrong objective (the unweighted plain loss) is not stationary there
+    if isinstance(est, RobustOrdinalEmbedding):
+        graph = est.graph_
+        plain = edge_objective(graph, SquaredHinge(), graph.votes / graph.votes.sum())
+        _, _, g = local_curvature(plain, X, 0.0, graph.edge_query)
+        assert np.median(np.linalg.norm(g[used], axis=1) / scale) > 5e-2
+
+
+def test_objects_with_too_few_comparisons_have_no_region():
+    data = small_problem(seed=8, rate=0.1)
+    c = data.train
+    q = c.quadruplets
+    rows = np.flatnonzero((q == 0).any(axis=1))
+    keep = ~(q == 0).any(axis=1)
+    keep[rows[0]] = True  # object 0 in a single query: one direction of information in 2-d
+    est = SOE(2, random_state=0).fit(c[keep])
+    with pytest.warns(DataWarning, match="1 of 25 objects have no region"):
+        res = local_uncertainty(est)
+    assert not res.has_region[0] and res.has_region[1:].all()
+    assert np.isnan(res.covariances[0]).all()
+    table = res.objects()
+    assert table.loc[0, ["axis_major", "axis_minor", "radius", "angle", "dispersion"]].isna().all()
+    assert table.loc[1:, "dispersion"].notna().all()
+    assert not res.contains(data.X_true)[0]
+    assert res.coverage(data.X_true) == pytest.approx(res.contains(data.X_true)[1:].mean())
+    from roembed.plotting import plot_embedding
+    assert len(plot_embedding(res.embedding, uncertainty=res).axes[0].patches) == 24  # no ellipse for object 0
+
+
+def test_local_regions_cover_planted_points_and_follow_the_data():
+    data = small_problem(seed=11, rate=0.1, n_objects=40, n_train=3000)
+    res = local_uncertainty(RobustOrdinalEmbedding(2, random_state=0), data.train)  # an unfitted one is fitted
+    cover = res.coverage(data.X_true)
+    assert 0.6 <= cover <= 1.0  # nominal 0.9; zero-width regions would cover none (measured: docs/uncertainty.md)
+    assert res.contains(res.embedding, align=False).all()
+    res.confidence = 0.5
+    assert res.coverage(data.X_true) < cover
+    res.confidence = 0.9
+    table = res.objects()
+    assert {"x1", "x2", "axis_major", "axis_minor", "angle", "radius", "dispersion", "n_comparisons"} <= set(table)
+    assert (table["axis_major"] >= table["axis_minor"]).all()
+    # with a tenth of its comparisons an object's region grows (about sqrt(10) times), the others' hardly
+    c = data.train
+    query = c.aggregate().response_query
+    kept = np.random.default_rng(0).random(query.max() + 1) < 0.1
+    keep = ~(c.quadruplets == 0).any(axis=1) | kept[query]
+    fewer = local_uncertainty(RobustOrdinalEmbedding(2, random_state=0).fit(c[keep])).objects()
+    growth = fewer["dispersion"] / table["dispersion"]
+    assert growth[0] > 2.0 and 0.7 < growth[1:].median() < 1.4
+
+
+def test_bad_input():
+    data = small_problem()
+    with pytest.raises(ValueError, match="not fitted"):
+        local_uncertainty(SOE(2))
+    est = SOE(2, max_iter=50, random_state=0).fit(data.train)
+    with pytest.raises(ValueError, match="differ"):
+        local_uncertainty(est, data.train[:100])
+    with pytest.raises(ValueError, match="confidence"):
+        local_uncertainty(est, confidence=1.0)
+    with pytest.raises(TypeError, match="bootstrap"):
+        local_uncertainty(TwoStageEmbedding(2, random_state=0).fit(data.train))
+    assert local_uncertainty(est, data.train).covariances.shape == (25, 2, 2)  # the same comparisons are fine
