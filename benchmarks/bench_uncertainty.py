@@ -77,7 +77,7 @@ def coverage_runs(seeds, dims, settings, replicates, n_jobs):
     return rows
 
 
-def local_runs(seeds, dims, settings, replicates, n_jobs):
+def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None):
     from scipy.stats import spearmanr
 
     from roembed import RobustOrdinalEmbedding, bootstrap, local_uncertainty
@@ -117,6 +117,14 @@ def local_runs(seeds, dims, settings, replicates, n_jobs):
                            speedup=boot_seconds / local_seconds)
                 rows.append(row)
                 print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+                if dump is not None:  # the fit and the bootstrap's covariances, for analyses without a rerun
+                    import pickle
+
+                    dump.mkdir(parents=True, exist_ok=True)
+                    with open(dump / f"local_{seed}_{dim}_{setting}.pkl", "wb") as fh:
+                        pickle.dump(dict(row=row, estimator=full, X_true=data.X_true,
+                                         sample_covariances=boot.sample_covariances,
+                                         covariances=boot.covariances, radius2=boot.radius2), fh)
     return rows
 
 
@@ -221,6 +229,8 @@ def main(argv=None):
     parser.add_argument("--music", type=Path, default=Path("/work/shared/data/music-aset400-ste"))
     parser.add_argument("--figure", type=Path, default=None, help="Write the music picture here (e.g. docs/figures/"
                                                                    "music_uncertainty.png).")
+    parser.add_argument("--dump", type=Path, default=None, help="local: pickle each fit and its bootstrap "
+                                                                 "covariances here (e.g. benchmarks/out/local).")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "uncertainty.json")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -238,7 +248,7 @@ def main(argv=None):
                                     load=sel[-1]["load"]))
     if "local" in args.sections:
         rows = local_runs(range(args.first_seed, args.first_seed + args.seeds), args.dims, args.settings,
-                          args.replicates, args.n_jobs)
+                          args.replicates, args.n_jobs, args.dump)
         payload["local"] = rows
         for dim in args.dims:
             for setting in args.settings:
