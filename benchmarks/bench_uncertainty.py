@@ -52,79 +52,79 @@ def load() -> str:
     return Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
 
 
-def coverage_runs(seeds, dims, settings, replicates, n_jobs):
-    from roembed import RobustOrdinalEmbedding, bootstrap
+def synthetic_problems(seeds, dims, settings):
+    """``(seed, dim, setting, data, estimator)`` of the paper's synthetic protocol, clean or 25% spammers."""
+    from roembed import RobustOrdinalEmbedding
     from roembed.experiments import make_synthetic
 
-    rows = []
     for seed in seeds:
         for dim in dims:
             for setting in settings:
                 rate, model = (0.25, "spammers") if setting == "spammers" else (0.0, "vote")
                 data = make_synthetic(dim=dim, rate=rate, model=model, n_test=1000, random_state=seed)
-                est = RobustOrdinalEmbedding(dim, random_state=seed)
-                t0 = time.perf_counter()
-                res = bootstrap(est, data.train, replicates, n_jobs=n_jobs, random_state=seed)
-                seconds = time.perf_counter() - t0
-                row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, seconds=seconds, load=load(),
-                           coverage=res.coverage(data.X_true))
-                res.calibration = "chi2"
-                row["coverage_chi2"] = res.coverage(data.X_true)
-                row["stability_median"] = float(np.nanmedian(res.stability()))
-                row["heldout_error"] = res.heldout_error().value
-                rows.append(row)
-                print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+                yield seed, dim, setting, data, RobustOrdinalEmbedding(dim, random_state=seed)
+
+
+def coverage_runs(seeds, dims, settings, replicates, n_jobs):
+    from roembed import bootstrap
+
+    rows = []
+    for seed, dim, setting, data, est in synthetic_problems(seeds, dims, settings):
+        t0 = time.perf_counter()
+        res = bootstrap(est, data.train, replicates, n_jobs=n_jobs, random_state=seed)
+        seconds = time.perf_counter() - t0
+        row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, seconds=seconds, load=load(),
+                   coverage=res.coverage(data.X_true))
+        res.calibration = "chi2"
+        row["coverage_chi2"] = res.coverage(data.X_true)
+        row["stability_median"] = float(np.nanmedian(res.stability()))
+        row["heldout_error"] = res.heldout_error().value
+        rows.append(row)
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     return rows
 
 
 def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None):
     from scipy.stats import spearmanr
 
-    from roembed import RobustOrdinalEmbedding, bootstrap, local_uncertainty
-    from roembed.experiments import make_synthetic
+    from roembed import bootstrap, local_uncertainty
     from roembed.metrics import procrustes
 
     rows = []
-    for seed in seeds:
-        for dim in dims:
-            for setting in settings:
-                rate, model = (0.25, "spammers") if setting == "spammers" else (0.0, "vote")
-                data = make_synthetic(dim=dim, rate=rate, model=model, n_test=1000, random_state=seed)
-                est = RobustOrdinalEmbedding(dim, random_state=seed)
-                t0 = time.perf_counter()
-                full = est.__class__(**est.get_params()).fit(data.train)
-                fit_seconds = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                local = local_uncertainty(full)
-                local_seconds = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                boot = bootstrap(est, data.train, replicates, fitted=full, n_jobs=n_jobs, random_state=seed, k=0)
-                boot_seconds = time.perf_counter() - t0
-                used = np.intersect1d(boot.used_objects, np.flatnonzero(local.has_region))
-                trace_local = np.trace(local.covariances, axis1=1, axis2=2)[used]
-                trace_boot = np.trace(boot.sample_covariances, axis1=1, axis2=2)[used]
-                truth = procrustes(full.embedding_, data.X_true).apply(data.X_true)
-                row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, load=load(),
-                           chosen=f"{full.chosen_params_['loss']}/{full.chosen_params_['weighting']}"
-                                  f"/{full.chosen_params_['refine']}",
-                           coverage_local=local.coverage(data.X_true), coverage_bootstrap=boot.coverage(data.X_true),
-                           spearman_dispersion=float(spearmanr(trace_local, trace_boot).statistic),
-                           median_trace_ratio=float(np.median(trace_local / trace_boot)),
-                           median_m2_local=float(np.nanmedian(local.mahalanobis2(truth)[used])),
-                           median_m2_bootstrap=float(np.median(boot.mahalanobis2(truth)[used])),
-                           no_region=int(len(boot.used_objects) - len(used)),
-                           fit_seconds=fit_seconds, local_seconds=local_seconds, bootstrap_seconds=boot_seconds,
-                           speedup=boot_seconds / local_seconds)
-                rows.append(row)
-                print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-                if dump is not None:  # the fit and the bootstrap's covariances, for analyses without a rerun
-                    import pickle
+    for seed, dim, setting, data, est in synthetic_problems(seeds, dims, settings):
+        t0 = time.perf_counter()
+        full = est.__class__(**est.get_params()).fit(data.train)
+        fit_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        local = local_uncertainty(full)
+        local_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        boot = bootstrap(est, data.train, replicates, fitted=full, n_jobs=n_jobs, random_state=seed, k=0)
+        boot_seconds = time.perf_counter() - t0
+        used = np.intersect1d(boot.used_objects, np.flatnonzero(local.has_region))
+        trace_local = np.trace(local.covariances, axis1=1, axis2=2)[used]
+        trace_boot = np.trace(boot.sample_covariances, axis1=1, axis2=2)[used]
+        truth = procrustes(full.embedding_, data.X_true).apply(data.X_true)
+        chosen = full.chosen_params_
+        row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, load=load(),
+                   chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}",
+                   coverage_local=local.coverage(data.X_true), coverage_bootstrap=boot.coverage(data.X_true),
+                   spearman_dispersion=float(spearmanr(trace_local, trace_boot).statistic),
+                   median_trace_ratio=float(np.median(trace_local / trace_boot)),
+                   median_m2_local=float(np.nanmedian(local.mahalanobis2(truth)[used])),
+                   median_m2_bootstrap=float(np.median(boot.mahalanobis2(truth)[used])),
+                   no_region=int(len(boot.used_objects) - len(used)),
+                   fit_seconds=fit_seconds, local_seconds=local_seconds, bootstrap_seconds=boot_seconds,
+                   speedup=boot_seconds / local_seconds)
+        rows.append(row)
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+        if dump is not None:  # the fit and the bootstrap's covariances, for analyses without a rerun
+            import pickle
 
-                    dump.mkdir(parents=True, exist_ok=True)
-                    with open(dump / f"local_{seed}_{dim}_{setting}.pkl", "wb") as fh:
-                        pickle.dump(dict(row=row, estimator=full, X_true=data.X_true,
-                                         sample_covariances=boot.sample_covariances,
-                                         covariances=boot.covariances, radius2=boot.radius2), fh)
+            dump.mkdir(parents=True, exist_ok=True)
+            with open(dump / f"local_{seed}_{dim}_{setting}.pkl", "wb") as fh:
+                pickle.dump(dict(row=row, estimator=full, X_true=data.X_true, sample_covariances=boot.sample_covariances,
+                                 covariances=boot.covariances, radius2=boot.radius2), fh)
     return rows
 
 
