@@ -629,6 +629,29 @@ def _query_chunks(edge_query: np.ndarray, size: int):
         start = stop
 
 
+def _edge_terms(objective, X: np.ndarray, edges: np.ndarray):
+    """For ``edges``: their objects (k, 4), near and far difference vectors ``x_i - x_j``, ``x_l - x_k`` (k, p),
+    the margin's first and second derivatives in ``d_near`` and ``d_far``, and ``a_c psi'(s_c)``,
+    ``a_c psi''(s_c)`` (the loss, or its outlier envelope where the objective has caps)."""
+    loss, k = objective.loss, len(edges)
+    obj = np.asarray(objective.objects)[edges].astype(np.int64)
+    vn, vf = X[obj[:, 0]] - X[obj[:, 1]], X[obj[:, 2]] - X[obj[:, 3]]
+    dn, df = np.einsum("ep,ep->e", vn, vn), np.einsum("ep,ep->e", vf, vf)
+    s, sn, sf = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin(dn, df))
+    snn, sff = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin_curvature(dn, df))
+    cap = objective.cap
+    if cap is None:
+        slope, curvature = loss.penalty(s)[1], loss.curvature(s)
+    else:
+        c = cap if np.ndim(cap) == 0 else np.asarray(cap)[edges]
+        slope, curvature = robust_penalty(loss, s, c, objective.two_sided)[1], \
+            robust_curvature(loss, s, c, objective.two_sided)
+    w = np.asarray(objective.loss_weight, float)[edges]
+    t1 = w * np.broadcast_to(slope, (k,))  # d F / d s_c
+    t2 = w * np.broadcast_to(curvature, (k,))  # d^2 F / d s_c^2
+    return obj, vn, vf, sn, sf, snn, sff, t1, t2
+
+
 def local_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarray, chunk: int = 1 << 16):
     r"""Per object ``o``, with every other object fixed: the Hessian ``H_o``, the scatter of the query
     gradients ``B_o`` and the gradient, of :math:`F(X) = \sum_c a_c \psi_c(s_c) + \alpha \|X\|_F^2`
@@ -652,8 +675,6 @@ def local_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarr
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, p = X.shape
-    loss, objects = objective.loss, np.asarray(objective.objects)
-    cap = objective.cap
     H = np.zeros((n, p, p))
     B = np.zeros((n, p, p))
     S = np.zeros((n, p))
@@ -661,20 +682,7 @@ def local_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarr
     edge_query = np.asarray(edge_query)
     for edges in _query_chunks(edge_query, chunk):
         k = len(edges)
-        obj = objects[edges].astype(np.int64)
-        vn, vf = X[obj[:, 0]] - X[obj[:, 1]], X[obj[:, 2]] - X[obj[:, 3]]
-        dn, df = np.einsum("ep,ep->e", vn, vn), np.einsum("ep,ep->e", vf, vf)
-        s, sn, sf = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin(dn, df))
-        snn, sff = (np.broadcast_to(np.asarray(v, float), (k,)) for v in loss.margin_curvature(dn, df))
-        if cap is None:
-            slope, curvature = loss.penalty(s)[1], loss.curvature(s)
-        else:
-            c = cap if np.ndim(cap) == 0 else np.asarray(cap)[edges]
-            slope, curvature = robust_penalty(loss, s, c, objective.two_sided)[1], \
-                robust_curvature(loss, s, c, objective.two_sided)
-        w = np.asarray(objective.loss_weight, float)[edges]
-        t1 = w * np.broadcast_to(slope, (k,))  # d F / d s_c
-        t2 = w * np.broadcast_to(curvature, (k,))  # d^2 F / d s_c^2
+        obj, vn, vf, sn, sf, snn, sff, t1, t2 = _edge_terms(objective, X, edges)
         # one entry per (edge, slot): object, d distance / d x (u), d s / d x through that distance
         slot_obj = obj.T.reshape(-1)
         u = 2.0 * np.concatenate([vn, -vn, vf, -vf])
@@ -714,6 +722,76 @@ def sandwich(H: np.ndarray, B: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
     return cov
 
 
+JOINT_MAX_COORDINATES = 5000
+"""``others="free"`` holds dense (n p) x (n p) matrices: about 200 MB each at this many coordinates."""
+
+
+def joint_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarray):
+    r"""The Hessian ``H`` and the centred query scatter ``B`` of the whole embedding, dense (n p, n p), with the
+    gradient (n p,); coordinate ``a`` of object ``o`` at ``o p + a``.  The terms of :func:`local_curvature`
+    with every object free: :math:`H = J_s^T \mathrm{diag}(a\psi'') J_s + \sum_D J_D^T \mathrm{diag}(a\psi' s_{DD})
+    J_D + (L \otimes I_p) + 2\alpha I`, ``J_s`` and ``J_D`` the sparse Jacobians of the margins and of the near
+    and far distances, ``L`` the graph Laplacian of the pairs weighted by :math:`2 a\psi' s_D`."""
+    from scipy import sparse
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n, p = X.shape
+    E = len(objective.loss_weight)
+    obj, vn, vf, sn, sf, snn, sff, t1, t2 = _edge_terms(objective, X, np.arange(E))
+    rows, dims = np.repeat(np.arange(E), p), np.arange(p)
+
+    def jacobian(a, b, v):  # d ||x_a - x_b||^2 / dX: 2 v at a, -2 v at b
+        cols = np.concatenate([(a[:, None] * p + dims).ravel(), (b[:, None] * p + dims).ravel()])
+        data = np.concatenate([2.0 * v.ravel(), -2.0 * v.ravel()])
+        return sparse.csr_matrix((data, (np.concatenate([rows, rows]), cols)), shape=(E, n * p))
+
+    Jn, Jf = jacobian(obj[:, 0], obj[:, 1], vn), jacobian(obj[:, 2], obj[:, 3], vf)
+    Js = sparse.diags(np.asarray(sn)) @ Jn + sparse.diags(np.asarray(sf)) @ Jf
+    H = (Js.T @ sparse.diags(t2) @ Js + Jn.T @ sparse.diags(t1 * snn) @ Jn
+         + Jf.T @ sparse.diags(t1 * sff) @ Jf).toarray()
+    a, b = np.concatenate([obj[:, 0], obj[:, 2]]), np.concatenate([obj[:, 1], obj[:, 3]])
+    w = 2.0 * np.concatenate([t1 * sn, t1 * sf])
+    L = np.bincount(np.concatenate([a * n + a, b * n + b, a * n + b, b * n + a]),
+                    weights=np.concatenate([w, w, -w, -w]), minlength=n * n).reshape(n, n)
+    H += np.kron(L, np.eye(p)) + 2.0 * alpha * np.eye(n * p)
+    queries, inverse = np.unique(np.asarray(edge_query), return_inverse=True)
+    G = Js.T @ sparse.csr_matrix((t1, (np.arange(E), inverse.reshape(-1))), shape=(E, len(queries)))
+    S = np.asarray(G.sum(axis=1)).reshape(-1)
+    B = (G @ G.T).toarray() - np.outer(S, S) / len(queries)
+    return H, B, S + 2.0 * alpha * X.reshape(-1)
+
+
+def similarity_directions(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Orthonormal bases (n p, .) of the directions in which a similarity transform moves ``X`` to first
+    order: ``(rotations, all)``, ``all`` adding translations and scaling -- what Procrustes alignment removes."""
+    n, p = X.shape
+    rotations = []
+    for k in range(p):
+        for l in range(k + 1, p):
+            V = np.zeros_like(X)
+            V[:, k], V[:, l] = X[:, l], -X[:, k]
+            rotations.append(V.reshape(-1))
+    translations = [np.tile(np.eye(p)[k], n) for k in range(p)]
+    rot = np.linalg.qr(np.array(rotations).T)[0] if rotations else np.zeros((n * p, 0))
+    every = np.linalg.qr(np.array(rotations + translations + [X.reshape(-1)]).T)[0]
+    return rot, every
+
+
+def joint_sandwich(H: np.ndarray, B: np.ndarray, X: np.ndarray) -> np.ndarray:
+    r"""Per-object blocks (n, p, p) of :math:`P H^+ B H^+ P`: the sandwich of the whole embedding, projected off
+    the similarity directions (:math:`P`), as the bootstrap's Procrustes alignment removes them.  ``H`` is
+    singular along the rotations (the objective does not see them); :math:`H^+` there is
+    :math:`(H + c\,T T^T)^{-1}` restricted by ``P`` (``T``: the rotations, ``c``: the mean curvature)."""
+    n, p = X.shape
+    rot, every = similarity_directions(X)
+    c = np.trace(H) / len(H)
+    M = np.linalg.solve(H + c * rot @ rot.T, np.eye(len(H)))
+    A = M - every @ (every.T @ M)  # P M
+    C = A @ B @ A.T
+    idx = np.arange(n)
+    return C.reshape(n, p, n, p)[idx, :, idx, :]
+
+
 @dataclass
 class LocalUncertaintyResult(UncertaintyRegions):
     """Per-object regions from the local sandwich (see :func:`local_uncertainty`).
@@ -743,7 +821,11 @@ class LocalUncertaintyResult(UncertaintyRegions):
         return float(chi2.ppf(self.confidence, self.embedding.shape[1]))
 
 
-def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9) -> LocalUncertaintyResult:
+OTHERS = ("fixed", "free")
+
+
+def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
+                      others: str = "fixed") -> LocalUncertaintyResult:
     r"""Per-object uncertainty from the curvature of the objective at the fit, without refitting.
 
     For each object ``i``, with every other object fixed at the fit, the infinitesimal jackknife of the
@@ -782,6 +864,8 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9) -
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if others not in OTHERS:
+        raise ValueError(f"others must be one of {OTHERS}, got {others!r}")
     if hasattr(estimator, "embedding_"):
         fitted = estimator
         if comparisons is not None:
@@ -801,6 +885,13 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9) -
     X = np.asarray(fitted.embedding_, dtype=np.float64)
     H, B, gradient = local_curvature(objective, X, alpha, np.asarray(graph.edge_query))
     cov = sandwich(H, B)
+    if others == "free":
+        if X.size > JOINT_MAX_COORDINATES:
+            raise ValueError(f"others='free' holds ({X.size} x {X.size}) matrices; above {JOINT_MAX_COORDINATES} "
+                             "coordinates use others='fixed' or bootstrap()")
+        defined = np.isfinite(cov).all(axis=(1, 2))
+        cov = joint_sandwich(*joint_curvature(objective, X, alpha, np.asarray(graph.edge_query))[:2], X)
+        cov[~defined] = np.nan
     result = LocalUncertaintyResult(fitted, X, cov, H, B, gradient, len(np.unique(graph.edge_query)), confidence)
     missing = np.setdiff1d(fitted.graph_.comparisons.used_objects, np.flatnonzero(result.has_region))
     if len(missing):
