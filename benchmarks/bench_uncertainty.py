@@ -36,6 +36,7 @@ Prints a table and writes JSON (``--out``, default benchmarks/out/uncertainty.js
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 import warnings
@@ -84,47 +85,73 @@ def coverage_runs(seeds, dims, settings, replicates, n_jobs):
     return rows
 
 
-def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None):
+def local_rows(seed, dim, setting, full, X_true, boot_sample_covariances, boot) -> list[dict]:
+    """One row per ``others`` of :func:`roembed.local_uncertainty` against the bootstrap (``boot``: its
+    coverage, median squared Mahalanobis distance of the truth, seconds and replicates)."""
     from scipy.stats import spearmanr
 
-    from roembed import bootstrap, local_uncertainty
+    from roembed import local_uncertainty
+    from roembed.metrics import procrustes
+
+    rows = []
+    truth = procrustes(full.embedding_, X_true).apply(X_true)
+    chosen = full.chosen_params_
+    for others in ("fixed", "free"):
+        t0 = time.perf_counter()
+        local = local_uncertainty(full, others=others)
+        local_seconds = time.perf_counter() - t0
+        used = np.intersect1d(full.graph_.comparisons.used_objects, np.flatnonzero(local.has_region))
+        trace_local = np.trace(local.covariances, axis1=1, axis2=2)[used]
+        trace_boot = np.trace(boot_sample_covariances, axis1=1, axis2=2)[used]
+        row = dict(seed=seed, dim=dim, setting=setting, others=others, load=load(),
+                   chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}",
+                   coverage_local=local.coverage(X_true), spearman_dispersion=float(spearmanr(trace_local,
+                                                                                              trace_boot).statistic),
+                   median_trace_ratio=float(np.median(trace_local / trace_boot)),
+                   median_m2_local=float(np.nanmedian(local.mahalanobis2(truth)[used])),
+                   no_region=int(len(full.graph_.comparisons.used_objects) - len(used)),
+                   local_seconds=local_seconds, **boot)
+        row["speedup"] = row["bootstrap_seconds"] / local_seconds
+        rows.append(row)
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+    return rows
+
+
+BOOT_KEYS = ("bootstrap_seconds", "replicates", "fit_seconds", "coverage_bootstrap", "median_m2_bootstrap")
+
+
+def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None, from_dump=None):
+    """The local approximation against the bootstrap; ``dump``: pickle each fit and the bootstrap's covariances;
+    ``from_dump``: read them back instead of fitting and bootstrapping (the bootstrap's figures as recorded)."""
+    import pickle
+
+    from roembed import bootstrap
     from roembed.metrics import procrustes
 
     rows = []
     for seed, dim, setting, data, est in synthetic_problems(seeds, dims, settings):
+        if from_dump is not None:
+            with open(from_dump / f"local_{seed}_{dim}_{setting}.pkl", "rb") as fh:
+                saved = pickle.load(fh)
+            boot = saved.get("boot") or {k: saved["row"][k] for k in BOOT_KEYS}  # (first dumps: in the row)
+            rows += local_rows(seed, dim, setting, saved["estimator"], saved["X_true"], saved["sample_covariances"],
+                               boot)
+            continue
         t0 = time.perf_counter()
         full = est.__class__(**est.get_params()).fit(data.train)
         fit_seconds = time.perf_counter() - t0
         t0 = time.perf_counter()
-        local = local_uncertainty(full)
-        local_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        boot = bootstrap(est, data.train, replicates, fitted=full, n_jobs=n_jobs, random_state=seed, k=0)
-        boot_seconds = time.perf_counter() - t0
-        used = np.intersect1d(boot.used_objects, np.flatnonzero(local.has_region))
-        trace_local = np.trace(local.covariances, axis1=1, axis2=2)[used]
-        trace_boot = np.trace(boot.sample_covariances, axis1=1, axis2=2)[used]
+        res = bootstrap(est, data.train, replicates, fitted=full, n_jobs=n_jobs, random_state=seed, k=0)
         truth = procrustes(full.embedding_, data.X_true).apply(data.X_true)
-        chosen = full.chosen_params_
-        row = dict(seed=seed, dim=dim, setting=setting, replicates=replicates, load=load(),
-                   chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}",
-                   coverage_local=local.coverage(data.X_true), coverage_bootstrap=boot.coverage(data.X_true),
-                   spearman_dispersion=float(spearmanr(trace_local, trace_boot).statistic),
-                   median_trace_ratio=float(np.median(trace_local / trace_boot)),
-                   median_m2_local=float(np.nanmedian(local.mahalanobis2(truth)[used])),
-                   median_m2_bootstrap=float(np.median(boot.mahalanobis2(truth)[used])),
-                   no_region=int(len(boot.used_objects) - len(used)),
-                   fit_seconds=fit_seconds, local_seconds=local_seconds, bootstrap_seconds=boot_seconds,
-                   speedup=boot_seconds / local_seconds)
-        rows.append(row)
-        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-        if dump is not None:  # the fit and the bootstrap's covariances, for analyses without a rerun
-            import pickle
-
+        boot = dict(bootstrap_seconds=time.perf_counter() - t0, replicates=replicates, fit_seconds=fit_seconds,
+                    coverage_bootstrap=res.coverage(data.X_true),
+                    median_m2_bootstrap=float(np.median(res.mahalanobis2(truth)[res.used_objects])))
+        rows += local_rows(seed, dim, setting, full, data.X_true, res.sample_covariances, boot)
+        if dump is not None:
             dump.mkdir(parents=True, exist_ok=True)
             with open(dump / f"local_{seed}_{dim}_{setting}.pkl", "wb") as fh:
-                pickle.dump(dict(row=row, estimator=full, X_true=data.X_true, sample_covariances=boot.sample_covariances,
-                                 covariances=boot.covariances, radius2=boot.radius2), fh)
+                pickle.dump(dict(estimator=full, X_true=data.X_true, sample_covariances=res.sample_covariances,
+                                 boot=boot), fh)
     return rows
 
 
@@ -231,6 +258,8 @@ def main(argv=None):
                                                                    "music_uncertainty.png).")
     parser.add_argument("--dump", type=Path, default=None, help="local: pickle each fit and its bootstrap "
                                                                  "covariances here (e.g. benchmarks/out/local).")
+    parser.add_argument("--from-dump", type=Path, default=None, help="local: read the fits and bootstrap "
+                                                                      "covariances --dump wrote instead of rerunning.")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "uncertainty.json")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -248,18 +277,17 @@ def main(argv=None):
                                     load=sel[-1]["load"]))
     if "local" in args.sections:
         rows = local_runs(range(args.first_seed, args.first_seed + args.seeds), args.dims, args.settings,
-                          args.replicates, args.n_jobs, args.dump)
+                          args.replicates, args.n_jobs, args.dump, args.from_dump)
         payload["local"] = rows
-        for dim in args.dims:
-            for setting in args.settings:
-                sel = [r for r in rows if r["dim"] == dim and r["setting"] == setting]
-                med = lambda key: float(np.median([r[key] for r in sel]))  # noqa: E731
-                summary.append(dict(what=f"local p={dim} {setting}", median=med("coverage_local"),
-                                    lo=min(r["coverage_local"] for r in sel), hi=max(r["coverage_local"] for r in sel),
-                                    bootstrap=med("coverage_bootstrap"), spearman=med("spearman_dispersion"),
-                                    ratio=med("median_trace_ratio"), local_s=med("local_seconds"),
-                                    seconds=med("bootstrap_seconds"), speedup=med("speedup"), n=len(sel),
-                                    load=sel[-1]["load"]))
+        for dim, setting, others in itertools.product(args.dims, args.settings, ("fixed", "free")):
+            sel = [r for r in rows if r["dim"] == dim and r["setting"] == setting and r["others"] == others]
+            med = lambda key: float(np.median([r[key] for r in sel]))  # noqa: E731
+            summary.append(dict(what=f"local {others} p={dim} {setting}", median=med("coverage_local"),
+                                lo=min(r["coverage_local"] for r in sel), hi=max(r["coverage_local"] for r in sel),
+                                bootstrap=med("coverage_bootstrap"), spearman=med("spearman_dispersion"),
+                                ratio=med("median_trace_ratio"), local_s=med("local_seconds"),
+                                seconds=med("bootstrap_seconds"), speedup=med("speedup"), n=len(sel),
+                                load=sel[-1]["load"]))
     if "cost" in args.sections:
         row = cost_run(args.cost_replicates)
         payload["cost"] = row

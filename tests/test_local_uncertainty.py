@@ -12,7 +12,7 @@ from roembed.estimators.base import edge_objective
 from roembed.experiments import make_synthetic
 from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent
 from roembed.objective import PairDistances
-from roembed.uncertainty import local_curvature, local_uncertainty, sandwich
+from roembed.uncertainty import joint_curvature, joint_sandwich, local_curvature, local_uncertainty, sandwich
 
 
 def small_problem(seed=0, rate=0.0, model="vote", n_objects=25, n_train=1200):
@@ -151,6 +151,9 @@ def test_local_regions_cover_planted_points_and_follow_the_data():
     res = local_uncertainty(RobustOrdinalEmbedding(2, random_state=0), data.train)  # an unfitted one is fitted
     cover = res.coverage(data.X_true)
     assert 0.6 <= cover <= 1.0  # nominal 0.9; zero-width regions would cover none (measured: docs/uncertainty.md)
+    free = local_uncertainty(res.estimator, others="free")  # the others move too: larger regions
+    assert cover <= free.coverage(data.X_true) <= 1.0
+    assert np.median(np.trace(free.covariances, axis1=1, axis2=2) / np.trace(res.covariances, axis1=1, axis2=2)) > 1
     assert res.contains(res.embedding, align=False).all()
     res.confidence = 0.5
     assert res.coverage(data.X_true) < cover
@@ -168,7 +171,7 @@ def test_local_regions_cover_planted_points_and_follow_the_data():
     assert growth[0] > 2.0 and 0.7 < growth[1:].median() < 1.4
 
 
-def test_bad_input():
+def test_bad_input(monkeypatch):
     data = small_problem()
     with pytest.raises(ValueError, match="not fitted"):
         local_uncertainty(SOE(2))
@@ -177,6 +180,58 @@ def test_bad_input():
         local_uncertainty(est, data.train[:100])
     with pytest.raises(ValueError, match="confidence"):
         local_uncertainty(est, confidence=1.0)
+    with pytest.raises(ValueError, match="others"):
+        local_uncertainty(est, others="both")
+    monkeypatch.setattr("roembed.uncertainty.JOINT_MAX_COORDINATES", 10)
+    with pytest.raises(ValueError, match="others='fixed'"):
+        local_uncertainty(est, others="free")
     with pytest.raises(TypeError, match="bootstrap"):
         local_uncertainty(TwoStageEmbedding(2, random_state=0).fit(data.train))
     assert local_uncertainty(est, data.train).covariances.shape == (25, 2, 2)  # the same comparisons are fine
+
+
+def test_joint_curvature_holds_the_local_blocks_and_matches_finite_differences():
+    graph = tiny_graph(seed=3)
+    n, p = graph.n_objects, 2
+    X = np.random.default_rng(5).standard_normal((n, p))
+    objective = edge_objective(graph, SquaredHinge(), graph.votes / graph.votes.sum(), 0.5)
+    H, B, gradient = local_curvature(objective, X, 1e-3, graph.edge_query)
+    HJ, BJ, gJ = joint_curvature(objective, X, 1e-3, graph.edge_query)
+    idx = np.arange(n)
+    np.testing.assert_allclose(HJ.reshape(n, p, n, p)[idx, :, idx, :], H, atol=1e-14)
+    np.testing.assert_allclose(BJ.reshape(n, p, n, p)[idx, :, idx, :], B, atol=1e-14)
+    np.testing.assert_allclose(gJ, gradient.reshape(-1), atol=1e-14)
+    distances = PairDistances(graph.pairs, n)
+
+    def grad(flat):
+        Y = flat.reshape(n, p)
+        return (objective.embedding_value_and_grad(Y, distances, threads=1)[1] + 2e-3 * Y).reshape(-1)
+
+    eps = 1e-6
+    fd = np.column_stack([(grad(X.reshape(-1) + eps * e) - grad(X.reshape(-1) - eps * e)) / (2 * eps)
+                          for e in np.eye(n * p)])
+    np.testing.assert_allclose(HJ, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_free_covariance_is_the_query_bootstrap_linearised_through_procrustes():
+    from roembed.metrics import procrustes
+    from roembed.solvers import solve
+
+    graph = tiny_graph(seed=4, n=8, m=90)
+    n, p, alpha = graph.n_objects, 2, 1e-3
+    objective = edge_objective(graph, Logistic(), graph.votes / graph.votes.sum())
+    distances = PairDistances(graph.pairs, n)
+    X0 = np.random.default_rng(6).standard_normal((n, p))
+    X = solve(objective, distances, X0, alpha=alpha, max_iter=5000, tol=1e-15).solution
+    H, B, gradient = joint_curvature(objective, X, alpha, graph.edge_query)
+    assert np.abs(gradient).max() < 1e-7  # a minimum
+    # a bootstrap's query weights move the fit by -H^+ G (w - 1) (Cov(w) = I - 11'/Q: B), then the fit is aligned
+    # to the full one; the alignment's derivative by finite differences of the real Procrustes
+    t = 1e-6
+    align = np.column_stack([(procrustes(X, X + t * e.reshape(n, p)).apply(X + t * e.reshape(n, p)) - X).reshape(-1) / t
+                             for e in np.eye(n * p)])
+    Hplus = np.linalg.pinv(H, rcond=1e-9)
+    expected = align @ Hplus @ B @ Hplus @ align.T
+    idx = np.arange(n)
+    blocks = expected.reshape(n, p, n, p)[idx, :, idx, :]
+    np.testing.assert_allclose(joint_sandwich(H, B, X), blocks, rtol=1e-4, atol=1e-6 * np.abs(blocks).max())
