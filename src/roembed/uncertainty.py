@@ -51,6 +51,13 @@ Calibration of the regions (``calibration``)
 What no resampling can see is the estimator's bias: where contamination distorts the
 full fit, every replicate is distorted alike.  Measured coverage is in ``docs/uncertainty.md``.
 
+Without refitting: :func:`local_uncertainty` reads per-object covariances off the curvature of the
+fitted objective (the sandwich :math:`H^{-1} B H^{-1}`, the infinitesimal jackknife of the query
+bootstrap), with every other object fixed (``others="fixed"``) or with the whole map moving and the
+similarity directions projected out as the Procrustes alignment does (``others="free"``).  Its results
+share :class:`UncertaintyRegions` with :class:`BootstrapResult`.  It agrees with the bootstrap only
+with many queries per coordinate (measured in ``docs/uncertainty.md``).
+
 Scaling out: the replicates run through joblib (``n_jobs``), with whatever backend is
 active (``joblib.parallel_config(backend="dask")`` for a Dask cluster; see ``docs/uncertainty.md``).
 Each replicate's seed is drawn from ``random_state`` up front and BLAS runs with
@@ -906,4 +913,4 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
 
 __all__ = ["bootstrap", "BootstrapResult", "ReplicateStore", "StoreError", "resample", "resampling_units", "replicate_seeds", "UNITS",
            "CALIBRATIONS", "UncertaintyRegions", "local_uncertainty", "LocalUncertaintyResult", "local_curvature",
-           "sandwich"]
+           "sandwich", "joint_curvature", "joint_sandwich", "similarity_directions", "OTHERS"]
