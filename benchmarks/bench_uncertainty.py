@@ -23,8 +23,10 @@ Sections (``--sections``, all by default):
     coverage section's problems: coverage of its 90% regions; per object, the dispersion
     :math:`\sqrt{\mathrm{tr}\,\Sigma_i}` of both (Spearman rank correlation over objects) and the median
     ratio of the traces (local / bootstrap sample covariance); time of the local call against the
-    bootstrap's replicates (same full fit, ``--n-jobs`` processes).  Exploration used seeds 100-103
-    (``--first-seed 100``); the documented table is seeds 0-2.
+    bootstrap's replicates (same full fit, ``--n-jobs`` processes), for ``others="fixed"`` and ``"free"``.
+    Exploration used seeds 100 and 101 (``--first-seed 100``); the documented table is seeds 0-2.
+    ``--dump DIR`` keeps each fit and the bootstrap's covariances; ``--from-dump DIR`` recomputes the
+    local figures from them without refitting or rerunning the bootstrap.
 ``music``
     The aset400 music triplets (``--music PATH``), p = 2, 100 replicates: per-artist stability
     against the number of comparisons the artist is in (Spearman rank correlation), and the
