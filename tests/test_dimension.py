@@ -68,7 +68,7 @@ def test_dimension_plot():
 
 def test_a_self_tuning_estimator_tunes_once_per_dimension_and_keeps_what_the_user_set(monkeypatch):
     import roembed.estimators.robust as robust
-    from roembed.dimension import tuned_params
+    from roembed.estimators.robust import tuned_params
 
     splits = []
     real = robust.holdout_split

@@ -169,3 +169,26 @@ def test_threads_per_fit_caps_the_objectives_threads_too():
     with pytest.raises(RuntimeError), limit_threads(1):
         raise RuntimeError
     assert numba.get_num_threads() == before  # restored after an error as well
+
+
+def test_replicates_keep_the_full_fits_choice_unless_retune(monkeypatch):
+    import roembed.estimators.robust as robust
+
+    searches = []
+    real = robust.holdout_split
+    monkeypatch.setattr(robust, "holdout_split", lambda *a, **k: searches.append(1) or real(*a, **k))
+    data = small_problem(seed=4)
+    full = RobustOrdinalEmbedding(2, max_iter=200, random_state=0).fit(data.train)
+    assert len(searches) == 1
+    fixed = bootstrap(RobustOrdinalEmbedding(2, max_iter=200, random_state=0), data.train, 3, fitted=full,
+                      n_jobs=1, random_state=2)
+    assert len(searches) == 1  # no replicate searched again
+    # the same as bootstrapping an estimator with the choice set by hand
+    by_hand = RobustOrdinalEmbedding(2, max_iter=200, random_state=0).set_params(**robust.tuned_params(full))
+    assert set(robust.tuned_params(full)) == {"loss", "weighting", "refine", "alpha"} | (
+        {"refine_alpha"} if full.chosen_params_["refine"] is not None else set())
+    same = bootstrap(by_hand, data.train, 3, fitted=full, n_jobs=1, random_state=2)
+    np.testing.assert_array_equal(fixed.replicates, same.replicates)
+    bootstrap(RobustOrdinalEmbedding(2, max_iter=200, random_state=0), data.train, 3, fitted=full, n_jobs=1,
+              random_state=2, retune=True)
+    assert len(searches) == 4  # one search per replicate

@@ -33,8 +33,9 @@ contaminated too, but equally for every dimension, so the comparison stays paire
 
 Self-tuning estimators (those with ``chosen_params_``, e.g. the default) tune once per
 dimension, on the first fold's training data; the other folds and the downward pass reuse what
-the first fold chose for every ``"auto"`` parameter in ``TUNED`` (``lam="auto"`` is a rule,
-not a search, and stays per fold).  Tuning inside every fold cost five validation searches
+the first fold chose for every ``"auto"`` parameter it searches
+(:func:`roembed.estimators.robust.tuned_params`; ``lam="auto"`` is a rule, not a search, and
+stays per fold).  Tuning inside every fold cost five validation searches
 per dimension: a robust selection took 30-300 s where plain SOE took 2-10 s.
 """
 from __future__ import annotations
@@ -51,11 +52,10 @@ from ._threads import limit_threads
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
 from .metrics import one_standard_error, satisfied
+from .estimators.robust import tuned_params
 from .model_selection import GroupedKFold
 
 RULES = ("1se", "min")
-TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")
-"""Parameters a self-tuning estimator resolves on validation (``chosen_params_``); chosen on the first fold."""
 
 
 @dataclass
@@ -83,14 +83,6 @@ def _fold_fit(estimator, comparisons, train, test, threads, init=None):
         est.fit(comparisons[train])
     X = np.asarray(est.embedding_)
     return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test]), tuned_params(est)
-
-
-def tuned_params(fitted) -> dict:
-    """What a fitted self-tuning estimator chose for its ``"auto"`` parameters in ``TUNED`` (empty for others)."""
-    chosen = getattr(fitted, "chosen_params_", None) or {}
-    params = fitted.get_params(deep=False)
-    return {k: chosen[k] for k in TUNED if k in chosen and isinstance(params.get(k), str) and params[k] == "auto"
-            and (chosen[k] is not None or k == "refine")}
 
 
 def _fit_folds(estimator, comparisons, splits, parallel, threads, inits=None):

@@ -642,6 +642,20 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         return chosen, results
 
 
+TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")
+"""The parameters the self-tuning default resolves on validation (``chosen_params_``)."""
+
+
+def tuned_params(fitted) -> dict:
+    """What a fitted self-tuning estimator chose for its ``"auto"`` parameters in ``TUNED`` (empty for other
+    estimators): set on a clone, it fits the same way without searching again (:func:`roembed.select_dimension`
+    on the other folds, :func:`roembed.bootstrap` in every replicate)."""
+    chosen = getattr(fitted, "chosen_params_", None) or {}
+    params = fitted.get_params(deep=False)
+    return {k: chosen[k] for k in TUNED if k in chosen and _is_auto(params.get(k))
+            and (chosen[k] is not None or k == "refine")}
+
+
 def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
     """``weightings`` without those whose normalised loss weights are all zero (``net`` on pure
     contradiction) or differ from an earlier one's by at most ``SAME_WEIGHTING`` in total variation
@@ -767,4 +781,4 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         return np.asarray(scores, dtype=float).reshape(len(candidates), len(splits))
 
 
-__all__ = ["RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "auto_cap", "edge_weights"]
+__all__ = ["RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "TUNED", "auto_cap", "edge_weights", "tuned_params"]
