@@ -51,8 +51,8 @@ from sklearn.base import clone
 from ._threads import limit_threads
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
-from .metrics import one_standard_error, satisfied
 from .estimators.robust import tuned_params
+from .metrics import one_standard_error, satisfied
 from .model_selection import GroupedKFold
 
 RULES = ("1se", "min")
@@ -85,14 +85,12 @@ def _fold_fit(estimator, comparisons, train, test, threads, init=None):
     return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test]), tuned_params(est)
 
 
-def _fit_folds(estimator, comparisons, splits, parallel, threads, inits=None):
+def _fit_folds(estimator, comparisons, splits, parallel, threads):
     """One dimension on every fold: the first fold alone (it tunes), the others in parallel with its choice.
     Returns the per-fold outputs of :func:`_fold_fit` and the estimator with the choice set."""
-    inits = inits or [None] * len(splits)
-    first = _fold_fit(estimator, comparisons, *splits[0], threads, inits[0])
+    first = _fold_fit(estimator, comparisons, *splits[0], threads)
     estimator = clone(estimator).set_params(**first[3])
-    rest = parallel(delayed(_fold_fit)(estimator, comparisons, tr, te, threads, init)
-                    for (tr, te), init in zip(splits[1:], inits[1:]))
+    rest = parallel(delayed(_fold_fit)(estimator, comparisons, tr, te, threads) for tr, te in splits[1:])
     return [first, *rest], estimator
 
 
