@@ -12,7 +12,7 @@ from roembed.estimators.base import edge_objective
 from roembed.experiments import make_synthetic
 from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent
 from roembed.objective import PairDistances
-from roembed.uncertainty import joint_curvature, joint_sandwich, local_curvature, local_uncertainty, sandwich
+from roembed.sandwich import joint_curvature, joint_sandwich, local_curvature, local_uncertainty, sandwich
 
 
 def small_problem(seed=0, rate=0.0, model="vote", n_objects=25, n_train=1200):
@@ -182,7 +182,7 @@ def test_bad_input(monkeypatch):
         local_uncertainty(est, confidence=1.0)
     with pytest.raises(ValueError, match="others"):
         local_uncertainty(est, others="both")
-    monkeypatch.setattr("roembed.uncertainty.JOINT_MAX_COORDINATES", 10)
+    monkeypatch.setattr("roembed.sandwich.JOINT_MAX_COORDINATES", 10)
     with pytest.raises(ValueError, match="others='fixed'"):
         local_uncertainty(est, others="free")
     with pytest.raises(TypeError, match="bootstrap"):

@@ -15,7 +15,8 @@ _EXPORTS = {
                      "to_cblearn"),
     "roembed.estimators": ("GNMDS", "CKL", "STE", "TSTE", "SOE", "TwoStageEmbedding",
                            "RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "ROE"),
-    "roembed.uncertainty": ("bootstrap", "local_uncertainty"),
+    "roembed.uncertainty": ("bootstrap",),
+    "roembed.sandwich": ("local_uncertainty",),
     "roembed.dimension": ("select_dimension",),
     "roembed.report": ("write_report",),
 }

@@ -120,7 +120,7 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     category per object, e.g. a genre) colour the points, the ``max_categories``
     most frequent get a colour and a legend entry, the rest are grey "other".
     ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` or
-    :class:`~roembed.uncertainty.LocalUncertaintyResult` of this embedding) draws
+    :class:`~roembed.sandwich.LocalUncertaintyResult` of this embedding) draws
     each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane); with
     more than ``max_regions`` objects, only those of the named (or, unnamed, of a spread of) objects.
     """

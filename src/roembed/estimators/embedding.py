@@ -126,7 +126,7 @@ class LossEmbedding(OrdinalEmbedding):
     def _fitted_objective(self):
         """``(graph, objective, alpha)``: the objective the fit minimised last, over the edges of ``graph``,
         with ridge ``alpha`` -- ``embedding_`` is its minimiser (read by
-        :func:`roembed.uncertainty.local_uncertainty`)."""
+        :func:`roembed.sandwich.local_uncertainty`)."""
         check_is_fitted(self, "embedding_")
         model = self
         if isinstance(self.n_components, str):  # n_components="auto": the losses that read it need the number
