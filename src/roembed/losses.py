@@ -35,7 +35,7 @@ available in closed form (:func:`robust_penalty`): the loss is unchanged while
 loss).  ``gamma > 0`` marks the comparison as an outlier.
 
 Second derivatives (``curvature`` and ``margin_curvature``, and :func:`robust_curvature`) serve
-the local (sandwich) uncertainty of :mod:`roembed.uncertainty`.  Every margin here is a difference
+the local (sandwich) uncertainty of :mod:`roembed.sandwich`.  Every margin here is a difference
 of a function of ``d_far`` and a function of ``d_near``, so its mixed second derivative is zero.
 """
 from __future__ import annotations

@@ -572,7 +572,6 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
     reference = np.asarray(full.embedding_, dtype=np.float64)
-    n = len(reference)
     units = resampling_units(comparisons, unit)
     annotator_code, annotator_ids = None, None
     if comparisons.annotator is not None:
@@ -607,7 +606,6 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
             result.annotator_agreement = np.stack([np.where(r["annotator_den"] > 0, r["annotator_num"]
                                                             / r["annotator_den"], np.nan) for r in results])
         result.annotator_ids = annotator_ids
-    del n
     return result
 
 

@@ -15,7 +15,7 @@ from . import main
 from ..data.diagnostics import object_groups
 from ..data.io import sniff_separator
 from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
-from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, has_annotators, \
+from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
 

@@ -512,10 +512,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         probability of following, when the annotator stage ran)."""
         check_is_fitted(self, "chosen_params_")
         graph, chosen = self.graph_, self.chosen_params_
-        if self.annotator_types_ is not None:  # as _annotator_stage: w_r q_{a(r), follows}
-            who = np.unique(np.asarray(graph.comparisons.annotator), return_inverse=True)[1].reshape(-1)
-            follows = self.annotator_types_["follows"].to_numpy(dtype=np.float64)
-            graph = graph.comparisons.with_weight(graph.comparisons.weight * follows[who]).aggregate()
+        if self.annotator_types_ is not None:
+            graph = follow_weighted(graph, self.annotator_types_)
         problem = RobustProblem.build(graph, _loss_of(chosen["loss"], self.n_components_), chosen["weighting"],
                                       self.two_sided)
         if chosen["refine"] is None:
@@ -562,7 +560,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if gold is None and test.p_value > HETEROGENEITY_P:
             return graph, None, plain.n_iter, test.p_value
         crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
-        return (graph.comparisons.with_weight(crowd.response_weight).aggregate(), crowd.posterior,
+        return (follow_weighted(graph, crowd.posterior), crowd.posterior,
                 plain.n_iter + crowd.n_iter, test.p_value)
 
     def _store_state(self, state: FitState) -> None:
@@ -654,6 +652,14 @@ def tuned_params(fitted) -> dict:
     params = fitted.get_params(deep=False)
     return {k: chosen[k] for k in TUNED if k in chosen and _is_auto(params.get(k))
             and (chosen[k] is not None or k == "refine")}
+
+
+def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
+    """The graph of the responses re-weighted by their annotator's probability of following,
+    :math:`w_r q_{a(r), follows}` (``posterior``: one row per annotator id, sorted, with ``follows``)."""
+    who = np.unique(np.asarray(graph.comparisons.annotator), return_inverse=True)[1].reshape(-1)
+    follows = posterior["follows"].to_numpy(dtype=np.float64)
+    return graph.comparisons.with_weight(graph.comparisons.weight * follows[who]).aggregate()
 
 
 def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
