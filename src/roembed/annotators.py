@@ -11,23 +11,38 @@ robust estimator gives two kinds of evidence:
   effective number of votes :math:`n_a = (\sum w_r)^2 / \sum w_r^2` (the vote
   count when all weights are 1), so annotators with few votes get wide intervals.
 
-An annotator is *suspect* unless their agreement is shown to be above chance, with a
-false-discovery control (:func:`chance_tests`): under the null hypothesis "answers at
-random" every response agrees with any embedding with probability 1/2 (also for
-odd-one-out answers, whose two triplets agree 0, 1 or 2 times with probability 1/3 each).
-Responses of one annotator on the same objects (the two triplets of an odd-one-out answer)
-form one *unit* scored by its mean agreement; the one-sided binomial tail of the sum of unit
-scores over ``n_units`` fair coins gives the p-value (exact for one response per unit, and
-with a variance at least the true one otherwise), and Benjamini-Hochberg q-values are taken
-over all annotators.  Annotators with ``q_above_chance > fdr`` are suspect: "shown above
-chance" keeps, in expectation, at most a share ``fdr`` of random workers among the trusted.
-When the estimator fitted the annotator types, an annotator whose posterior probability of
-following the embedding is below 1/2 is suspect too (that part has no error-rate guarantee:
-the benchmark ``bench_annotators_real.py`` measures the share of real annotators flagged).
-Those significantly *below* chance (the same test, lower tail) are marked as inverting.  The
-``reason`` column says why each suspect was flagged, with the numbers (workers who always
-click the same position are found by :func:`position_bias` when positions are known); ``table.attrs``
-holds the rule and its level.  The table is ranked by the upper end of the interval, so
+An annotator is *suspect* when their agreement is *shown below* a reference rate, with a
+false-discovery control (the null hypothesis is "this annotator is as reliable as the crowd's
+typical worker"), or shown below chance (*inverts*).  Responses of one annotator on the same
+objects (the two triplets of an odd-one-out answer) form one *unit* scored by its mean agreement;
+annotator ``a`` has ``n_a`` units with score sum ``S_a`` and rate :math:`\hat r_a = S_a / n_a`.
+
+* **Reference.** :math:`\rho = (1/2 + m) / 2`, midway between chance and the crowd's median rate
+  :math:`m` (the median of :math:`\hat r_a` weighted by :math:`n_a`, i.e. over units), so
+  "suspect" reads "shown closer to chance than to the typical worker".  The median is robust to
+  any minority of bad workers; the midpoint rather than the median itself, because honest workers
+  differ (on THINGS the real participants' quartiles are 0.76 and 0.86 around a median of 0.81) and a
+  test against the median would flag the honest lower half of the crowd once they give enough answers.
+* **Test.** :math:`H_0: r_a \ge \rho` against :math:`r_a < \rho`, p-value
+  :math:`P(\mathrm{Bin}(n_a, \rho) \le \lceil S_a \rceil)` (exact for one response per unit; a unit
+  score in [0, 1] with mean r has variance at most r(1 - r), so the binomial tail is the
+  conservative side otherwise), Benjamini-Hochberg q-values over all annotators, suspect where
+  ``q_below_reference <= fdr``: in expectation at most a share ``fdr`` of the suspects (flagged by
+  this test) are as reliable as the reference.
+* **Chance.** The same test at :math:`\rho = 1/2` in both directions (under "answers at random"
+  every response agrees with any embedding with probability 1/2, also for odd-one-out answers,
+  whose two triplets agree 0, 1 or 2 times with probability 1/3 each; :func:`chance_tests`):
+  ``inverts`` where the lower tail's q <= fdr (suspect too); ``unproven`` where agreement is *not shown
+  above* chance (the upper tail's q > fdr).  ``unproven`` is reported, not flagged: it is mostly a
+  matter of few answers (a worker with 18 answers at 0.7 agreement is unproven, not bad).
+* When the estimator fitted the annotator types, an annotator whose posterior probability of
+  following the embedding is below 1/2 is suspect too (that part has no error-rate guarantee: the
+  benchmark ``bench_annotators_real.py`` measures the share of real annotators flagged).
+
+The ``reason`` column says why each suspect was flagged, with the numbers (workers who always
+click the same position are found by :func:`position_bias` when positions are known);
+``table.attrs`` holds the rule (``suspect_rule``), the crowd's median rate and the reference
+(``crowd_agreement``, ``reference_agreement``).  The table is ranked by the upper end of the interval, so
 confidently unreliable annotators come first.  When the estimator fitted the annotator
 types (:mod:`roembed.annotator_model`), their posterior probabilities are columns too.
 
@@ -55,9 +70,20 @@ CHANCE_AGREEMENT = 0.5
 SUSPECT_FDR = 0.1
 
 
-def suspect_threshold(agreement) -> float:
-    """Midpoint between chance agreement and the median annotator's agreement."""
-    return 0.5 * (CHANCE_AGREEMENT + float(np.nanmedian(agreement)))
+def suspect_threshold(agreement, weight=None) -> float:
+    """The reference rate of the suspect rule: midway between chance agreement and the crowd's median
+    agreement (with ``weight``, e.g. each annotator's number of units, the weighted median: the smallest
+    value with at least half the weight at or below it).  NaN agreements are left out."""
+    agreement = np.asarray(agreement, dtype=np.float64)
+    w = np.ones_like(agreement) if weight is None else np.asarray(weight, dtype=np.float64)
+    keep = ~np.isnan(agreement) & (w > 0)
+    if weight is None:
+        median = float(np.median(agreement[keep]))
+    else:
+        order = np.argsort(agreement[keep], kind="stable")
+        cum = np.cumsum(w[keep][order])
+        median = float(agreement[keep][order][np.searchsorted(cum, 0.5 * cum[-1])])
+    return 0.5 * (CHANCE_AGREEMENT + median)
 
 
 def benjamini_hochberg(p) -> np.ndarray:
@@ -88,13 +114,25 @@ def chance_tests(quadruplets, who, agrees, n_annotators: int):
     unit_who[unit] = who
     n_units = np.bincount(unit_who, minlength=n_annotators)
     total = np.bincount(unit_who, weights=score, minlength=n_annotators)
-    # conservative rounding of a fractional score sum: P(X >= floor S) and P(X <= ceil S)
-    p_above = binom.sf(np.floor(total + 1e-9) - 1, n_units, CHANCE_AGREEMENT)
-    p_below = binom.cdf(np.ceil(total - 1e-9), n_units, CHANCE_AGREEMENT)
-    return n_units, total, np.where(n_units > 0, p_above, 1.0), np.where(n_units > 0, p_below, 1.0)
+    return (n_units, total, binomial_tail(total, n_units, CHANCE_AGREEMENT, "above"),
+            binomial_tail(total, n_units, CHANCE_AGREEMENT, "below"))
 
 
-def _reasons(table: pd.DataFrame, fdr: float) -> list:
+def binomial_tail(total, n_units, rate: float, side: str) -> np.ndarray:
+    """One-sided p-values of unit score sums ``total`` over ``n_units`` against ``Binomial(n_units, rate)``:
+    ``P(X >= floor(total))`` (``side="above"``) or ``P(X <= ceil(total))`` (``"below"``), the conservative
+    rounding of a fractional sum; 1 where ``n_units`` is 0."""
+    total, n_units = np.asarray(total, dtype=np.float64), np.asarray(n_units)
+    if side == "above":
+        p = binom.sf(np.floor(total + 1e-9) - 1, n_units, rate)
+    elif side == "below":
+        p = binom.cdf(np.ceil(total - 1e-9), n_units, rate)
+    else:
+        raise ValueError(f"side must be 'above' or 'below', got {side!r}")
+    return np.where(n_units > 0, p, 1.0)
+
+
+def _reasons(table: pd.DataFrame, fdr: float, crowd: float, reference: float) -> list:
     """Why each annotator is suspect ("" if not), with the numbers behind it."""
     out = []
     for row in table.to_dict(orient="records"):
@@ -103,8 +141,9 @@ def _reasons(table: pd.DataFrame, fdr: float) -> list:
         why = []
         if row["q_below_chance"] <= fdr:
             why.append(f"{numbers} below chance 0.5 (q = {row['q_below_chance']:.2g}): inverts")
-        elif row["q_above_chance"] > fdr:
-            why.append(f"{numbers} not shown above chance 0.5 (q = {row['q_above_chance']:.2g} > {fdr:g})")
+        elif row["q_below_reference"] <= fdr:
+            why.append(f"{numbers} below the reference {reference:.2f}, midway between chance and the crowd's "
+                       f"median {crowd:.2f} (q = {row['q_below_reference']:.2g})")
         if row.get("p_follows", 1.0) < 0.5:
             kind = "inverts" if row["p_inverts"] > row["p_random"] else "random"
             why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
@@ -169,11 +208,13 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     -------
     DataFrame with columns ``annotator, n_votes, weight, flagged_votes,
     flagged_share, weighted_flagged_share, mean_abs_gamma, agreement,
-    agreement_low, agreement_high, n_units, p_above_chance, q_above_chance,
-    p_below_chance, q_below_chance, suspect, inverts, reason`` (and ``p_follows,
+    agreement_low, agreement_high, n_units, p_below_reference, q_below_reference,
+    p_above_chance, q_above_chance, p_below_chance, q_below_chance, inverts, unproven,
+    suspect, reason`` (and ``p_follows,
     p_inverts, p_random`` when the estimator has ``annotator_types_``), one row per
     annotator, sorted by ``agreement_high`` (ascending), then
-    ``weighted_flagged_share`` (descending).  ``attrs["suspect_rule"]`` states the rule.
+    ``weighted_flagged_share`` (descending).  ``attrs["suspect_rule"]`` states the rule,
+    ``attrs["reference_agreement"]`` is its reference rate.
     """
     if not 0.0 < fdr < 1.0:
         raise ValueError(f"fdr must be in (0, 1), got {fdr!r}")
@@ -217,23 +258,33 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
         "agreement_low": low,
         "agreement_high": high,
     })
-    n_units, _, p_above, p_below = chance_tests(responses.quadruplets, who, agrees, n_ann)
+    n_units, total, p_above, p_below = chance_tests(responses.quadruplets, who, agrees, n_ann)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = total / n_units
+    reference = suspect_threshold(rate, n_units)
+    crowd = 2.0 * reference - CHANCE_AGREEMENT
+    p_reference = binomial_tail(total, n_units, reference, "below")
     table["n_units"] = n_units
+    table["p_below_reference"], table["q_below_reference"] = p_reference, benjamini_hochberg(p_reference)
     table["p_above_chance"], table["q_above_chance"] = p_above, benjamini_hochberg(p_above)
     table["p_below_chance"], table["q_below_chance"] = p_below, benjamini_hochberg(p_below)
     table["inverts"] = table["q_below_chance"] <= fdr
-    table["suspect"] = table["inverts"] | (table["q_above_chance"] > fdr)
+    table["unproven"] = table["q_above_chance"] > fdr
+    table["suspect"] = table["inverts"] | (table["q_below_reference"] <= fdr)
     types = getattr(estimator, "annotator_types_", None)
     if types is not None:
         for kind in ("follows", "inverts", "random"):
             table[f"p_{kind}"] = types[kind].reindex(ids).to_numpy()
         table["suspect"] |= table["p_follows"] < 0.5
-    table["reason"] = _reasons(table, fdr)
+    table["reason"] = _reasons(table, fdr, crowd, reference)
     table = table.sort_values(["agreement_high", "weighted_flagged_share"], ascending=[True, False], kind="stable")
     table = table.reset_index(drop=True)
-    table.attrs["suspect_rule"] = (f"suspect: agreement not shown above chance 0.5, or shown below it "
-                                   f"(one-sided binomial tests over units, Benjamini-Hochberg FDR {fdr:g})"
-                                   + ("; or the annotator model's P(follows) < 0.5" if types is not None else ""))
+    table.attrs["suspect_rule"] = (f"suspect: agreement shown below {reference:.3f} (midway between chance 0.5 and "
+                                   f"the crowd's median {crowd:.3f}) or below chance (one-sided binomial tests "
+                                   f"over units, Benjamini-Hochberg FDR {fdr:g})"
+                                   + ("; or the annotator model's P(follows) < 0.5" if types is not None else "")
+                                   + "; unproven (reported, not flagged): not shown above chance")
+    table.attrs["crowd_agreement"], table.attrs["reference_agreement"] = crowd, reference
     return table
 
 
@@ -333,5 +384,5 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
 
 
 __all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
-           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "position_bias",
+           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "binomial_tail", "position_bias",
            "SUSPECT_FDR"]

@@ -281,8 +281,10 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
             ax.errorbar(t.loc[sel, "n_votes"], t.loc[sel, "agreement"], yerr=yerr[:, sel], fmt="o", ms=3.5,
                         color=colour, ecolor=colour, elinewidth=0.7, alpha=0.8,
                         label=f"{label} ({sel.sum()})")
-    threshold = suspect_threshold(t["agreement"])
-    ax.axhline(threshold, color="C3", lw=0.8, ls="--", label=f"suspect below {threshold:.2f}")
+    threshold = table.attrs.get("reference_agreement")
+    if threshold is None:  # a table read back from annotators.csv: the rule's reference from its columns
+        threshold = suspect_threshold(t["agreement"], t["n_units"] if "n_units" in t else None)
+    ax.axhline(threshold, color="C3", lw=0.8, ls="--", label=f"reference {threshold:.2f} (suspect: shown below)")
     ax.axhline(0.5, color="0.5", lw=0.8, ls=":", label="chance (0.5)")
     for r in range(min(n_named, len(t))):
         ax.annotate(str(t.loc[r, "annotator"]), (t.loc[r, "n_votes"], t.loc[r, "agreement"]),

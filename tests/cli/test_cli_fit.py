@@ -61,7 +61,10 @@ def test_fit_writes_everything(files, spam):
     annotators = pd.read_csv(out / "annotators.csv")
     found = set(annotators.loc[annotators["suspect"], "annotator"])
     assert found == {f"w{a}" for a in spam.spammers}
+    assert annotators.loc[annotators["suspect"], "reason"].str.len().gt(0).all()
+    assert annotators["unproven"].dtype == bool and {"q_below_reference", "inverts"} <= set(annotators.columns)
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_suspect_annotators"] == len(found) and "midway between chance" in summary["suspect_rule"]
     assert summary["settings"]["method"] == "robust" and summary["settings"]["dim"] == 2
     assert summary["n_objects"] == 25 and summary["n_responses"] == len(spam.train)
     assert 0 < summary["n_holdout_responses"] < 0.3 * len(spam.train)
