@@ -20,6 +20,11 @@ and refitting t-STE, and the oracle (t-STE on the real training answers only).  
 suspect rule's recall per kind of fake and the share of real annotators among the flagged
 (FDR), the same for the position test (:func:`roembed.annotators.position_bias`, on the training
 answers' odd-one-out positions) and for the union of both, and the default fit's time over a plain roembed t-STE fit in the same process.
+The suspect columns are also given for the earlier rule (``*_earlier``: "not shown above chance",
+now the reported column ``unproven``, flagged instead of "shown below the reference"), on the same fit,
+and ``real_flagged_poor`` counts the flagged real participants whose answers agree with the other
+participants' majority less than half the time (:func:`majority_agreement`; chance about 1/3, the real
+median 0.70): poor workers the "FDR" counts as false discoveries.
 
 Why the split is by query and not by object triple: each THINGS object occurs in about two
 of the 1,000 triples, so a held-out triple's objects are almost unconstrained by the rest
@@ -126,6 +131,21 @@ def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2)
     return {k: keep_objects(c, used) for k, c in cells.items()}, keep_objects(test, used), answers
 
 
+def majority_agreement(shown, odd, who) -> pd.Series:
+    """Per real participant: the share of their answers that pick the odd one most of the *other*
+    participants picked for the same triple (a tie counts as agreeing; chance about 1/3).  A label of
+    poor workers that depends on no fit (all answers, training and test)."""
+    _, triple = np.unique(np.sort(shown, axis=1), axis=0, return_inverse=True)
+    triple = triple.reshape(-1)
+    counts = np.zeros((triple.max() + 1, shown.max() + 1), dtype=np.int64)
+    np.add.at(counts, (triple, shown[np.arange(len(shown)), odd]), 1)
+    shown_counts = counts[triple[:, None], shown]  # (answers, 3): how often each shown object was picked
+    rows = np.arange(len(shown))
+    own = shown_counts[rows, odd] - 1
+    shown_counts[rows, odd] = -1
+    return pd.Series(own >= shown_counts.max(axis=1)).groupby(who).mean()
+
+
 def query_keys(quads, n_objects: int) -> np.ndarray:
     """One integer per row, shared by both directions of a comparison (its query)."""
     from roembed.data.comparisons import canonical_quadruplets
@@ -182,7 +202,7 @@ def plain_fits(train, test, p: int, seed: int, with_cblearn: bool) -> dict:
 
 
 def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, oracle: float,
-             with_cblearn: bool, with_tste_default: bool = False) -> dict:
+             with_cblearn: bool, with_tste_default: bool = False, poor=()) -> dict:
     """Every method on one training set with fakes of one kind (``kind="none"``: without fakes)."""
     from roembed import TSTE, RobustOrdinalEmbedding
     from roembed.annotators import position_bias
@@ -202,6 +222,14 @@ def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, or
     row["recall"] = float(np.isin(fake_ids, flagged).mean()) if len(fake_ids) else None
     row["fdr"] = real_flagged / len(flagged) if len(flagged) else 0.0
     row["real_flagged_share"] = real_flagged / int((table["annotator"] < FAKE_ID).sum())
+    row["real_flagged_poor"] = int(np.isin(flagged, poor).sum())
+    row["real_unproven"] = int((table["unproven"] & (table["annotator"] < FAKE_ID)).sum())
+    # the earlier rule: flag "not shown above chance" (now the column unproven) instead of "shown below the reference"
+    earlier = table["inverts"] | table["unproven"] | (table["p_follows"] < 0.5 if "p_follows" in table else False)
+    flagged_before = table.loc[earlier, "annotator"].to_numpy()
+    row["recall_earlier"] = float(np.isin(fake_ids, flagged_before).mean()) if len(fake_ids) else None
+    row["real_flagged_earlier"] = int((flagged_before < FAKE_ID).sum())
+    row["fdr_earlier"] = row["real_flagged_earlier"] / len(flagged_before) if len(flagged_before) else 0.0
     lazy = position_bias(*answers, n_positions=3)
     lazy_ids = lazy.loc[lazy["lazy"], "annotator"].to_numpy()
     row["position_recall"] = float(np.isin(fake_ids, lazy_ids).mean()) if len(fake_ids) else None
@@ -229,7 +257,8 @@ def summarise(rows: list[dict]) -> list[dict]:
     cols = ["best_plain", "roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl", "default", "default_no_ids",
             "robust_tste", "drop_suspects",
             "oracle", "gap", "gap_closed", "default_minus_best_plain", "recall", "fdr", "real_flagged_share",
-            "position_recall", "position_real_flagged", "recall_with_position", "fdr_with_position",
+            "real_flagged", "real_flagged_poor", "real_unproven", "recall_earlier", "fdr_earlier",
+            "real_flagged_earlier", "position_recall", "position_real_flagged", "recall_with_position", "fdr_with_position",
             "n_fakes", "time_ratio", "roembed_tste_s", "default_s"]
     frame["default_minus_best_plain"] = frame["default"] - frame["best_plain"]
     cols = [c for c in cols if c in frame]
@@ -247,7 +276,9 @@ COLUMNS = {"cell": "", "draws": "d", "best_plain": ".4f", "roembed_tste": ".4f",
            "cblearn_tste": ".4f", "cblearn_ckl": ".4f", "default": ".4f", "default_no_ids": ".4f",
            "robust_tste": ".4f", "drop_suspects": ".4f", "oracle": ".4f",
            "gap_closed": ".2f", "default_minus_best_plain": "+.4f", "worst_default_minus_best_plain": "+.4f",
-           "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "position_recall": ".2f",
+           "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "real_flagged": ".0f", "real_flagged_poor": ".0f",
+           "real_unproven": ".0f", "recall_earlier": ".2f", "fdr_earlier": ".2f", "real_flagged_earlier": ".0f",
+           "position_recall": ".2f",
            "position_real_flagged": ".0f", "recall_with_position": ".2f", "fdr_with_position": ".2f",
            "time_ratio": ".1f"}
 
@@ -275,6 +306,9 @@ def main() -> None:
     from roembed import TSTE
     from _results import finish
 
+    _, shown, odd, who = read_answers(args.data)
+    majority = majority_agreement(shown, odd, who)
+    poor = majority.index[majority < 0.5].to_numpy()  # the real median is about 0.70
     rows = []
     for seed in args.seeds:
         cells, test, answers = make_draw(args.data, seed, args.rates, args.per_fake)
@@ -285,7 +319,7 @@ def main() -> None:
             if kind != "none" and kind not in args.kinds:
                 continue
             row = cell_run(train, test, answers[(kind, rate)], kind, rate, args.dim, seed, oracle,
-                           with_cblearn and seed in args.cblearn_seeds, args.tste_default)
+                           with_cblearn and seed in args.cblearn_seeds, args.tste_default, poor)
             rows.append(row)
             print(f"seed {seed} {kind} {rate:.0%}: best plain {row['best_plain']:.4f} default {row['default']:.4f} "
                   f"drop {row['drop_suspects']:.4f} oracle {oracle:.4f} recall {row['recall']} fdr {row['fdr']:.2f} "
