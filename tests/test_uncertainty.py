@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 from scipy.stats import special_ortho_group
-from sklearn.covariance import ledoit_wolf_shrinkage
 
 from roembed import RobustOrdinalEmbedding
 from roembed.data import Comparisons
@@ -75,14 +74,77 @@ def test_bootstrap_tables(boot):
     assert err.low <= err.value <= err.high and 0 < err.value < 0.5
 
 
-def test_shrinkage_is_ledoit_wolf(boot):
+def test_regions_are_hotelling_t2_of_the_sample_covariance(boot):
+    import dataclasses
+
+    from scipy.stats import chi2, f as f_dist
+
     _, res = boot
-    R = res.replicates - res.replicates.mean(axis=0)
-    for i in (0, 7):
-        assert res.shrinkage[i] == pytest.approx(ledoit_wolf_shrinkage(R[:, i], assume_centered=True))
+    B, p = res.n_replicates, 2
+    assert np.array_equal(res.covariances, res.sample_covariances)
+    assert res.radius2 == pytest.approx(p * (B - 1) / (B - p) * f_dist.ppf(0.9, p, B - p))
+    assert chi2.ppf(0.9, p) < res.radius2 < 1.2 * chi2.ppf(0.9, p)
     res.calibration = "chi2"
-    assert np.allclose(res.covariances, res.sample_covariances)
+    assert res.radius2 == pytest.approx(chi2.ppf(0.9, p))
     res.calibration = "hotelling"
+    # no more replicates than dimensions: singular covariances, no regions
+    few = dataclasses.replace(res, replicates=res.replicates[:2])
+    assert not few.has_region.any() and np.isnan(few.coverage(res.embedding))
+    assert not few.contains(res.embedding, align=False).any()
+
+
+def test_resampled_queries_count_as_copies_under_every_weighting():
+    from roembed.estimators.robust import edge_weights
+
+    # query q0 = (0; 1, 2): 3 votes for 1 and 1 against; q1 = (0; 1, 3): 2 votes for 3; q2 = (1; 0, 2): 1 vote
+    c = Comparisons([[0, 1, 2]] * 3 + [[0, 2, 1], [0, 3, 1], [0, 3, 1], [1, 0, 2]], annotator=list("abcdabc"))
+    units = resampling_units(c, "query")
+    for seed in range(20):
+        sample, in_bag = resample(c, units, seed)
+        draws = np.zeros(len(c))
+        draws[in_bag] = sample.copies
+        if draws[0] < 2:
+            continue  # want a query drawn at least twice
+        g = sample.aggregate()
+        assert np.allclose(g.votes, np.bincount(g.response_edge, weights=c.weight[in_bag] * draws[in_bag]))
+        edge = g.response_edge[0]  # the edge "1 closer to 0 than 2"
+        assert g.copies[edge] == draws[0]
+        # majority: one vote per draw (not one per query); net: (3 - 1) per draw; paper: 3^2 per draw
+        assert edge_weights(g, "majority")[edge] == draws[0]
+        assert edge_weights(g, "net")[edge] == pytest.approx(2 * draws[0])
+        assert edge_weights(g, "paper")[edge] == pytest.approx(9 * draws[0])
+        assert edge_weights(g, "vote")[edge] == pytest.approx(3 * draws[0])
+        break
+    else:
+        pytest.fail("no seed drew query 0 twice")
+    # an annotator drawn twice doubles their votes, not the query's draws
+    sample, in_bag = resample(c, resampling_units(c, "annotator"), 0, "annotator")
+    assert (sample.copies == 1).all() and not np.array_equal(sample.weight, c.weight[in_bag])
+
+
+def test_copies_are_kept_and_checked():
+    from roembed.data import InvalidComparisonsError
+
+    c = Comparisons([[0, 1, 2], [0, 2, 1], [1, 0, 2]], weight=[1, 2, 3], copies=[2, 2, 1])
+    assert c[[0, 2]].copies.tolist() == [2, 1]
+    assert c.with_weight([1, 1, 1]).copies.tolist() == [2, 2, 1]
+    assert Comparisons.concat([c, c[:1]]).copies.tolist() == [2, 2, 1, 2]
+    assert Comparisons.concat([Comparisons([[0, 1, 2]]), c[:1]]).copies.tolist() == [1, 2]
+    assert Comparisons([[0, 1, 2]]).copies.tolist() == [1.0]
+    for bad, match in (([0, 1, 1], "row 0: copies is 0"), ([1, -1, 1], "row 1: weight is negative"),
+                       ([1, 1, np.nan], "row 2: weight is NaN"), ([1, 1], "got 2 weights")):
+        with pytest.raises(InvalidComparisonsError, match=match):
+            Comparisons([[0, 1, 2], [0, 2, 1], [1, 0, 2]], copies=bad)
+
+
+def test_a_dataset_given_as_copies_fits_like_the_dataset():
+    # every query counted twice (votes doubled, copies 2) is the same problem under every weighting
+    data = small_problem(seed=6, rate=0.2, model="majority")
+    c = data.train
+    twice = c.with_weight(2 * c.weight, copies=np.full(len(c), 2.0))
+    for weighting in ("majority", "net"):
+        est = RobustOrdinalEmbedding(2, weighting=weighting, max_iter=100, random_state=0)
+        assert np.allclose(est.fit(c).embedding_, est.fit(twice).embedding_, atol=1e-6)
 
 
 def test_an_undersampled_object_is_the_least_stable():
@@ -151,7 +213,7 @@ def test_ellipsoid_shadow_for_p_above_2():
     assert cov.shape == (20, 2, 2) and np.allclose(cov, cov.transpose(0, 2, 1))
     assert np.allclose(cov[:, 0, 0], res.covariances[:, 0, 0] * res.radius2)
     table = res.objects()
-    # the major semi-axis is at least the mean radius; equal (up to rounding) where shrinkage made it round
+    # the major semi-axis is at least the mean radius
     assert "angle" not in table and (table["axis_major"] >= table["radius"] * (1 - 1e-9)).all()
     assert len(plot_embedding(res.embedding, uncertainty=res).axes[0].patches) == 20
 

@@ -35,18 +35,22 @@ From the aligned replicates :math:`\hat X^{*b}` (``b = 1..B``):
 Calibration of the regions (``calibration``)
 --------------------------------------------
 ``"hotelling"`` (default)
-    Centre :math:`c_i = \hat x_i` (the full fit).  The shape is the covariance of the ``B``
-    replicates shrunk towards its isotropic part,
-    :math:`\Sigma_i = (1 - \delta_i) S_i + \delta_i \frac{\mathrm{tr} S_i}{p} I`, with the
-    Ledoit--Wolf intensity :math:`\delta_i` (estimated from the replicates themselves: a
-    ``p x p`` covariance from 100 replicates in 10 dimensions has noisy small eigenvalues,
-    which a plain inverse turns into too-small regions), and the radius is the Hotelling
-    prediction quantile for a new draw when mean and covariance are estimated from ``B``
-    draws, :math:`r^2 = \frac{p (B - 1)(B + 1)}{B (B - p)} F_{p, B - p}(1 - \alpha)` (it tends
-    to :math:`\chi^2_p` as ``B`` grows).  Both corrections follow from the number of
-    replicates and dimensions alone; neither has a tuned constant.
+    Centre :math:`c_i = \hat x_i` (the full fit), shape :math:`\Sigma_i = S_i`, the sample covariance of
+    the ``B`` aligned replicates, and radius the quantile of Hotelling's :math:`T^2` with ``B - 1``
+    degrees of freedom, :math:`r^2 = \frac{p (B - 1)}{B - p} F_{p, B - p}(1 - \alpha)`: the exact level
+    for a normal error whose covariance is estimated from ``B`` draws (the noisy small eigenvalues of
+    :math:`S_i` make a plain :math:`\chi^2_p` region too small; the radius tends to it as ``B``
+    grows).  It follows from ``B`` and ``p`` alone; no constant is tuned.
 ``"chi2"``
     The textbook normal region: the plain sample covariance and :math:`r^2 = \chi^2_p(1-\alpha)`.
+
+With ``B <= p`` replicates the covariances are singular and there are no regions (``has_region`` False;
+:func:`bootstrap` warns); stability, flags and the intervals are still computed.
+
+Duplicated queries count as copies: a resample that draws a query twice holds it as two draws of that
+query (``copies``, see :func:`resample`), not as one query with twice the votes, which majority voting
+(the ``majority`` weighting) would count once: replicates fitted that way were too alike, and their
+regions too small (measured in docs/uncertainty.md).
 
 What no resampling can see is the estimator's bias: where contamination distorts the
 full fit, every replicate is distorted alike.  Measured coverage is in ``docs/uncertainty.md``.
@@ -116,18 +120,33 @@ def replicate_seeds(random_state, n_replicates: int) -> list[int]:
     return [int(s.generate_state(1)[0]) for s in ss.spawn(n_replicates)]
 
 
-def resample(comparisons: Comparisons, units: np.ndarray, seed: int):
-    """``(sample, in_bag)``: units drawn with replacement, independently per factor (column of ``units``);
-    a response whose units are drawn ``c_1, c_2, ...`` times enters with its weight times ``c_1 c_2 ...``."""
+QUERY_FACTORS = ("query", "object")
+"""Factors whose units are whole queries: a unit drawn ``c`` times stands for ``c`` independent draws of
+its queries (their ``copies``), not for one query with ``c`` times its votes."""
+
+
+def resample(comparisons: Comparisons, units: np.ndarray, seed: int, unit: str = "query"):
+    """``(sample, in_bag)``: units drawn with replacement, independently per factor (column of ``units``,
+    the factors of ``unit``); a response whose units are drawn ``c_1, c_2, ...`` times enters with its
+    weight times ``c_1 c_2 ...``.
+
+    The counts of the factors in :data:`QUERY_FACTORS` also become the responses' ``copies`` (see
+    :class:`roembed.data.Comparisons`): a query drawn twice weighs twice under majority voting too, as two
+    independently drawn queries would, while an annotator drawn twice gives each of their answers twice
+    the votes."""
     units = np.asarray(units).reshape(len(units), -1)
     rng = np.random.default_rng(seed)
     mult = np.ones(len(units), dtype=np.int64)
-    for column in units.T:
+    query_mult = np.ones(len(units), dtype=np.int64)
+    for column, factor in zip(units.T, unit.split("+"), strict=True):
         n_units = int(column.max()) + 1
-        mult *= np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)[column]
+        drawn = np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)[column]
+        mult *= drawn
+        if factor in QUERY_FACTORS:
+            query_mult *= drawn
     in_bag = mult > 0
     sample = comparisons[in_bag]
-    return sample.with_weight(sample.weight * mult[in_bag]), in_bag
+    return sample.with_weight(sample.weight * mult[in_bag], copies=query_mult[in_bag] * sample.copies), in_bag
 
 
 def _warm(estimator, X0: np.ndarray):
@@ -138,9 +157,10 @@ def _warm(estimator, X0: np.ndarray):
 
 
 def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int, reference: np.ndarray,
-               full_response_edge: np.ndarray, annotator_code, k: int, threads: int, warm_start: bool) -> dict:
+               full_response_edge: np.ndarray, annotator_code, k: int, threads: int, warm_start: bool,
+               unit: str) -> dict:
     """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
-    sample, in_bag = resample(comparisons, units, seed)
+    sample, in_bag = resample(comparisons, units, seed, unit)
     with limit_threads(threads), warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)  # a resample is a subset: the full fit warned about the data
         est = clone(estimator)
@@ -167,7 +187,7 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
 
 
 # -- resumable store ---------------------------------------------------------------------------
-STORE_FORMAT = 1
+STORE_FORMAT = 2  # 2: a resampled query counts its draws as copies (1: as votes)
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -203,7 +223,7 @@ def _manifest(estimator, comparisons: Comparisons, reference, unit, k, warm_star
     params = {name: _digest(v) for name, v in estimator.get_params(deep=False).items() if name != "verbose"}
     return {"format": STORE_FORMAT,
             "comparisons": _digest([comparisons.n_objects, comparisons.quadruplets.astype(np.int64),
-                                    np.asarray(comparisons.weight, np.float64), annotator]),
+                                    np.asarray(comparisons.weight, np.float64), comparisons.copies, annotator]),
             "estimator": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
             "estimator_params": params, "unit": unit, "k": int(k), "warm_start": bool(warm_start),
             "threads_per_fit": int(threads_per_fit), "reference": _digest(np.asarray(reference, np.float64)),
@@ -430,27 +450,11 @@ class BootstrapResult(UncertaintyRegions):
         return np.einsum("bip,biq->ipq", R, R) / max(self.n_replicates - 1, 1)
 
     @property
-    def shrinkage(self) -> np.ndarray:
-        """(n,): the Ledoit--Wolf intensity of each object's covariance (0 for ``calibration="chi2"``)."""
-        n, p = self.embedding.shape
-        if self.calibration == "chi2" or p == 1:
-            return np.zeros(n)
-        R = self.replicates - self.replicates.mean(axis=0)
-        B = self.n_replicates
-        S = np.einsum("bip,biq->ipq", R, R) / B
-        mu = np.trace(S, axis1=1, axis2=2) / p
-        delta2 = np.sum((S - mu[:, None, None] * np.eye(p)) ** 2, axis=(1, 2)) / p
-        beta2 = (np.sum(np.sum(R ** 2, axis=2) ** 2, axis=0) - B * np.sum(S ** 2, axis=(1, 2))) / (B * B * p)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(delta2 > 0, np.minimum(beta2, delta2) / delta2, 1.0)
-
-    @property
     def covariances(self) -> np.ndarray:
-        """(n, p, p): the shape of each object's region (see ``calibration``)."""
+        """(n, p, p): the shape of each object's region, the sample covariance of its replicates (NaN, no
+        region, with no more replicates than dimensions: the covariance is singular)."""
         S = self.sample_covariances
-        p = S.shape[1]
-        d = self.shrinkage[:, None, None]
-        return (1 - d) * S + d * (np.trace(S, axis1=1, axis2=2) / p)[:, None, None] * np.eye(p)
+        return S if self.n_replicates > S.shape[1] else np.full_like(S, np.nan)
 
     @property
     def centres(self) -> np.ndarray:
@@ -462,7 +466,7 @@ class BootstrapResult(UncertaintyRegions):
         """The squared Mahalanobis radius of the regions (see ``calibration``)."""
         p, B = self.embedding.shape[1], self.n_replicates
         if self.calibration == "hotelling" and B > p:
-            return float(p * (B - 1) * (B + 1) / (B * (B - p)) * f_dist.ppf(self.confidence, p, B - p))
+            return float(p * (B - 1) / (B - p) * f_dist.ppf(self.confidence, p, B - p))
         return float(chi2.ppf(self.confidence, p))
 
     def stability(self) -> np.ndarray:
@@ -569,6 +573,11 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
                          "every call draws other replicates")
     full = fitted if fitted is not None else clone(estimator).fit(comparisons)
+    p = np.asarray(full.embedding_).shape[1]
+    if n_replicates <= p:
+        warnings.warn(f"n_replicates={n_replicates} is not more than the {p} dimensions: the per-object "
+                      "covariances are singular, so there are no confidence regions (stability, flags and "
+                      "intervals are computed); ask for more replicates than dimensions", UserWarning, stacklevel=2)
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
     reference = np.asarray(full.embedding_, dtype=np.float64)
@@ -587,7 +596,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         results = [store.load(i, seed) for i, seed in enumerate(seeds)]
     todo = {i: seed for i, seed in enumerate(seeds) if results[i] is None}
     args = (estimator, comparisons, units, reference, full_response_edge, annotator_code, max(k, 0),
-            threads_per_fit, warm_start)
+            threads_per_fit, warm_start, unit)
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .._kernels import counting_sort, number_runs, reverse_edges, sorted_pair_slots
-from .validation import InvalidComparisonsError, RowLocator, check_quadruplets, check_weights, index_array
+from .validation import InvalidComparisonsError, RowLocator, check_copies, check_quadruplets, check_weights, index_array
 
 
 def index_dtype(largest: int):
@@ -70,6 +70,13 @@ class Comparisons:
         Number of objects; defaults to the largest index + 1 (or ``len(object_names)``).
     weight : array of shape (m,), optional
         Non-negative real weight of each response (default 1).
+    copies : array of shape (m,), optional
+        How many independent draws of its query each response's weight stands for (default 1).
+        A bootstrap that draws a query ``c`` times gives its responses weight ``c w`` and copies
+        ``c``: the weightings that combine votes within a query (``net``, ``majority``,
+        ``paper``) then see ``c`` copies of the query's own votes, not one query with ``c``
+        times the votes (which majority voting would count once).  See
+        :attr:`ComparisonGraph.copies`.
     annotator, timestamp, response_time : arrays of shape (m,), optional
         Per-response metadata.  Annotator ids may be strings or integers.
     object_names : sequence of str, optional
@@ -86,6 +93,7 @@ class Comparisons:
         *,
         n_objects: int | None = None,
         weight=None,
+        copies=None,
         annotator=None,
         timestamp=None,
         response_time=None,
@@ -128,6 +136,7 @@ class Comparisons:
         m = len(quads)
         self._quads = _readonly(quads)
         self._weight = _readonly(check_weights(weight, m, where))
+        self._copies = None if copies is None else _readonly(check_copies(copies, m, where))
         self._n_objects = int(n_objects)
         self._object_names = object_names
         self._meta = {}
@@ -170,6 +179,11 @@ class Comparisons:
     # -- accessors ----------------------------------------------------------
     quadruplets = property(lambda self: self._quads, doc="(m, 4) int64 object indices, read-only.")
     weight = property(lambda self: self._weight, doc="(m,) float64 response weights.")
+
+    @property
+    def copies(self) -> np.ndarray:
+        """(m,) float64: independent draws of its query each response stands for (ones unless given)."""
+        return np.ones(len(self._quads)) if self._copies is None else self._copies
     n_objects = property(lambda self: self._n_objects)
     object_names = property(lambda self: self._object_names, doc="Tuple of names, or None.")
     annotator = property(lambda self: self._meta["annotator"])
@@ -236,7 +250,7 @@ class Comparisons:
     # -- derived objects ----------------------------------------------------
     def _replace(self, **changes) -> "Comparisons":
         fields = dict(
-            quadruplets=self._quads, n_objects=self._n_objects, weight=self._weight,
+            quadruplets=self._quads, n_objects=self._n_objects, weight=self._weight, copies=self._copies,
             object_names=self._object_names, extra=self._extra, **self._meta,
         )
         fields.update(changes)
@@ -247,10 +261,13 @@ class Comparisons:
         index = np.arange(len(self))[index]
         meta = {k: (None if v is None else v[index]) for k, v in self._meta.items()}
         extra = {k: v[index] for k, v in self._extra.items()}
-        return self._replace(quadruplets=self._quads[index], weight=self._weight[index], extra=extra, **meta)
+        copies = None if self._copies is None else self._copies[index]
+        return self._replace(quadruplets=self._quads[index], weight=self._weight[index], copies=copies, extra=extra,
+                             **meta)
 
-    def with_weight(self, weight) -> "Comparisons":
-        return self._replace(weight=weight)
+    def with_weight(self, weight, copies=None) -> "Comparisons":
+        """The same responses with other weights (and other ``copies`` when given; kept otherwise)."""
+        return self._replace(weight=weight, copies=self._copies if copies is None else copies)
 
     def with_extra(self, **columns) -> "Comparisons":
         """The same responses with further per-response columns (replacing any of the same name)."""
@@ -294,9 +311,11 @@ class Comparisons:
         if any(set(p._extra) != set(first._extra) for p in parts):
             raise InvalidComparisonsError("can only concatenate comparisons with the same extra columns")
         extra = {key: np.concatenate([p._extra[key] for p in parts]) for key in first._extra}
+        copies = None if all(p._copies is None for p in parts) else np.concatenate([p.copies for p in parts])
         return first._replace(
             quadruplets=np.concatenate([p.quadruplets for p in parts]),
             weight=np.concatenate([p.weight for p in parts]),
+            copies=copies,
             extra=extra,
             **meta,
         )
@@ -369,6 +388,20 @@ class ComparisonGraph:
         self.edge_pairs = _frozen(np.stack([near[first], far[first]], axis=1))
         self.response_edge = _frozen(response_edge)
         self.votes = _frozen(np.bincount(response_edge, weights=comparisons.weight, minlength=n_edges))
+
+    @property
+    def copies(self) -> np.ndarray:
+        """(E,) float64: independent draws of the edge's query that its votes stand for, the mean of its
+        responses' ``copies`` (ones unless the comparisons carry them, as a bootstrap resample does).
+
+        The weightings that combine the votes within a query read the votes of one draw,
+        ``votes / copies``, and count the result ``copies`` times."""
+        if self.comparisons._copies is None:
+            return np.ones(len(self))
+        if "_copies" not in self.__dict__:
+            total = np.bincount(self.response_edge, weights=self.comparisons.copies, minlength=len(self))
+            self.__dict__["_copies"] = _frozen(total / self.n_responses)
+        return self.__dict__["_copies"]
 
     @cached_property
     def n_responses(self) -> np.ndarray:

@@ -160,6 +160,16 @@ def check_quadruplets(quads: np.ndarray, n_objects: int | None, where: RowLocato
         raise InvalidComparisonsError(f"{where(r)}: {reason}: {tuple(int(v) for v in shown)}")
 
 
+def check_copies(copies, m: int, where: RowLocator | None = None) -> np.ndarray:
+    """Returns float64 ``copies`` of length ``m`` (see :class:`Comparisons`); zero or negative ones raise."""
+    where = where or RowLocator()
+    c = check_weights(copies, m, where)
+    if (c == 0).any():
+        raise InvalidComparisonsError(f"{where(_first(c == 0))}: copies is 0 (a response stands for at least "
+                                      "part of one draw of its query)")
+    return c
+
+
 def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray:
     """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise."""
     where = where or RowLocator()

@@ -119,17 +119,22 @@ def _is_auto(value) -> bool:
 
 
 def edge_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray:
-    """Loss weights ``a_c`` from the votes ``w_c`` (and ``w_rev(c)``, the votes of the opposite comparison)."""
-    w = np.asarray(graph.votes, dtype=np.float64)
+    """Loss weights ``a_c`` from the votes ``w_c`` (and ``w_rev(c)``, the votes of the opposite comparison).
+
+    The votes are those of one draw of the query, ``votes / copies``, and ``a_c`` counts ``copies``
+    draws (:attr:`ComparisonGraph.copies`: 1 unless a bootstrap drew the query several times), so a query
+    drawn twice weighs twice under every weighting (majority voting would otherwise count it once)."""
     if weighting == "vote":
-        return w
+        return np.asarray(graph.votes, dtype=np.float64)
+    copies = graph.copies
+    w = np.asarray(graph.votes, dtype=np.float64) / copies
     if weighting == "paper":
-        return w * w
+        return w * w * copies
     rev = np.asarray(graph.reverse_edge)
     net = w - np.where(rev >= 0, w[np.maximum(rev, 0)], 0.0)
     if weighting == "net":
-        return np.maximum(net, 0.0)
-    return (net > 0) + 0.5 * (net == 0)  # majority vote (ties: half a vote each way)
+        return np.maximum(net, 0.0) * copies
+    return ((net > 0) + 0.5 * (net == 0)) * copies  # majority vote (ties: half a vote each way)
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
@@ -174,7 +179,7 @@ class RobustProblem:
         """``kappa_c = lam / w_c`` for the paper weighting, else ``kappa_c = lam`` (a scalar, not an array
         per comparison)."""
         if self.weighting == "paper":
-            return lam / np.maximum(np.asarray(self.graph.votes, dtype=np.float64), 1e-12)
+            return lam / np.maximum(np.asarray(self.graph.votes, dtype=np.float64) / self.graph.copies, 1e-12)
         return float(lam)
 
     def plain(self) -> EdgeObjective:
@@ -271,7 +276,7 @@ def stage_penalty(problem: RobustProblem, settings: RobustSettings, state: FitSt
     step = -(-len(problem.graph) // AUTO_CAP_EDGES)  # a strided sample of the edges beyond AUTO_CAP_EDGES
     cap = auto_cap(problem.loss, plain.embedding_margins(state.X, problem.distances, step), plain.loss_weight[::step])
     if problem.weighting == "paper":
-        cap *= weighted_median(problem.graph.votes, plain.loss_weight)
+        cap *= weighted_median(problem.graph.votes / problem.graph.copies, plain.loss_weight)
     return dataclasses.replace(state, lam=cap)
 
 

@@ -153,14 +153,16 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
     def _fit_graph(self, graph: ComparisonGraph) -> None:
         if not graph.votes.sum() > 0:
             raise ValueError("all comparison weights are zero")
-        w = graph.votes / graph.votes.mean()
-        objective = edge_objective(graph, Squared(), w * w if self.weighting == "paper" else w)
+        copies = graph.copies  # w: the votes of one draw of each query, counted ``copies`` times (edge_weights)
+        w = graph.votes / copies
+        w = w / w.mean()
+        objective = edge_objective(graph, Squared(), (w * w if self.weighting == "paper" else w) * copies)
         distances = PairDistances(graph.pairs, graph.n_objects)
         X0 = random_embedding(graph.n_objects, self.n_components, self.random_state)
         G0 = center_gram(X0 @ X0.T)
         p = self.n_components
         with threadpool_limits(limits=1 if graph.n_objects < SMALL_PROBLEM else None, user_api="blas"):
-            result = fista_gram(objective, distances, G0, lam=float(self.lam), penalty_weight=w,
+            result = fista_gram(objective, distances, G0, lam=float(self.lam), penalty_weight=w * copies,
                                 nonneg=bool(self.nonneg), rank=p if self.rank_method == "truncate" else None,
                                 L0=float(self.L0), eta=float(self.eta), max_iter=self.max_iter, tol=self.tol,
                                 callback=self._progress())
