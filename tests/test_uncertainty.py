@@ -254,3 +254,16 @@ def test_replicates_keep_the_full_fits_choice_unless_retune(monkeypatch):
     bootstrap(RobustOrdinalEmbedding(2, max_iter=200, random_state=0), data.train, 3, fitted=full, n_jobs=1,
               random_state=2, retune=True)
     assert len(searches) == 4  # one search per replicate
+
+
+def test_replicates_start_from_the_full_fit_alone_and_their_warnings_are_counted():
+    from roembed.uncertainty import _warm
+
+    est = _warm(RobustOrdinalEmbedding(2, n_init=10), np.zeros((3, 2)))
+    assert est.n_init == 1 and est.init.shape == (3, 2)
+    data = small_problem(seed=2)
+    # max_iter=2 cannot converge: every replicate warns, and the caller hears it once, with the count
+    with pytest.warns(UserWarning, match=r"^4 of 4 bootstrap replicates: ConvergenceWarning") as record:
+        bootstrap(RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, max_iter=2, random_state=0),
+                  data.train, 4, random_state=0)
+    assert sum("bootstrap replicates" in str(w.message) for w in record) == 1

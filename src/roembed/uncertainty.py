@@ -150,9 +150,14 @@ def resample(comparisons: Comparisons, units: np.ndarray, seed: int, unit: str =
 
 
 def _warm(estimator, X0: np.ndarray):
-    """``estimator`` started from ``X0`` where it takes an initial embedding (``init``)."""
-    if "init" in estimator.get_params(deep=False):
-        return estimator.set_params(init=np.array(X0))
+    """``estimator`` started from ``X0`` where it takes an initial embedding (``init``), and from it alone
+    (``n_init=1``: a restart with a lower objective in another basin would replace the replicate of the
+    full fit by a refolded map, whose spread is not the sampling variability of this one)."""
+    params = estimator.get_params(deep=False)
+    if "init" in params:
+        estimator = estimator.set_params(init=np.array(X0))
+        if "n_init" in params:
+            estimator = estimator.set_params(n_init=1)
     return estimator
 
 
@@ -161,14 +166,16 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
                unit: str) -> dict:
     """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
     sample, in_bag = resample(comparisons, units, seed, unit)
-    with limit_threads(threads), warnings.catch_warnings():
+    with limit_threads(threads), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         warnings.simplefilter("ignore", DataWarning)  # a resample is a subset: the full fit warned about the data
         est = clone(estimator)
         est = (_warm(est, reference) if warm_start else est.set_params(random_state=seed)).fit(sample)
         X = np.asarray(est.embedding_, dtype=np.float64)
         aligned = procrustes(reference, X).apply(X)
         neighbours = knn_agreement_per_object(reference, aligned, k) if k else None
-    out = {"aligned": aligned, "stability": neighbours, "seed": seed}
+    out = {"aligned": aligned, "stability": neighbours, "seed": seed,
+           "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})}
     mask = getattr(est, "outlier_mask_", None)
     if mask is not None:  # flags mapped back to the edges of the full graph
         edge = np.full(len(est.graph_), -1, dtype=np.int64)
@@ -290,6 +297,7 @@ class ReplicateStore:
         if "seed" not in out or int(out["seed"]) != seed or "aligned" not in out or "oob_error" not in out:
             return None
         out["seed"], out["oob_error"] = int(out["seed"]), float(out["oob_error"])
+        out["warnings"] = [str(m) for m in out.get("warnings", ())]
         out.setdefault("stability", None)
         return out
 
@@ -522,6 +530,17 @@ class BootstrapResult(UncertaintyRegions):
         return Interval(float(np.median(e)), float(lo), float(hi), self.confidence)
 
 
+def _summarise_warnings(results: list) -> None:
+    """One warning per distinct message the replicates' fits gave, with how many gave it (instead of one
+    per replicate, from every worker)."""
+    counts = {}
+    for r in results:
+        for message in r.get("warnings", ()):
+            counts[str(message)] = counts.get(str(message), 0) + 1
+    for message, count in sorted(counts.items()):
+        warnings.warn(f"{count} of {len(results)} bootstrap replicates: {message}", UserWarning, stacklevel=3)
+
+
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
               calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
               random_state=None, verbose: int = 0, store=None, retune: bool = False) -> BootstrapResult:
@@ -599,6 +618,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
             threads_per_fit, warm_start, unit)
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r
+    _summarise_warnings(results)
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
                              calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]),
                              n_from_store=n_replicates - len(todo))
