@@ -43,6 +43,18 @@ def test_bootstrap_writes_its_tables_and_pictures(votes, tmp_path):
     assert len(pd.read_csv(out / "annotator_intervals.csv")) == 8
 
 
+def test_bootstrap_warnings_are_reported_not_dropped(votes, tmp_path):
+    # 2 replicates in 2 dimensions: singular covariances, no regions -- said on stderr and in the summary
+    out = tmp_path / "out"
+    result = run(votes, "--out", out, "--bootstrap", 2, "--seed", 1, "--max-iter", 100, "-q")
+    assert result.exit_code == 0, result.output
+    line = [s for s in result.output.splitlines() if s.startswith("warning: --bootstrap 2:")]
+    assert line and any("no confidence regions" in s for s in line)
+    summary = json.loads((out / "summary.json").read_text())
+    assert any("no confidence regions" in w for w in summary["warnings"])
+    assert pd.read_csv(out / "uncertainty.csv")["axis_major"].isna().all()
+
+
 def test_dim_auto_writes_the_selection(votes, tmp_path):
     out = tmp_path / "out"
     result = run(votes, "--out", out, "--dim", "auto", "--method", "soe", "--max-iter", 100)

@@ -280,7 +280,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         from ..uncertainty import StoreError
 
         try:
-            with collected_warnings(), progress(not quiet, f"bootstrap {n_bootstrap}"):
+            with collected_warnings() as caught, progress(not quiet, f"bootstrap {n_bootstrap}"):
                 more, part = write_bootstrap(estimator, train, n_bootstrap, bootstrap_unit, seed, jobs, folder,
                                              formats, object_ids, estimator.object_names_, label_values,
                                              store=bootstrap_store)
@@ -290,6 +290,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
             raise BadInput(f"--bootstrap-store {exc}") from None
         if bootstrap_store is not None:
             say(f"bootstrap: {part['bootstrap']['from_store']} of {n_bootstrap} replicates read from {bootstrap_store}")
+        for line in warning_lines(caught, f"--bootstrap {n_bootstrap}"):
+            click.echo(line, err=True)
+            notes.append(line)
         files += more
         extra.update(part)
     weighted = not np.all(train.weight == train.weight[0])
