@@ -73,6 +73,15 @@ def test_two_stage_removes_minority_ties_and_a_planted_cycle():
     assert est.embedding_.shape == (5, 2) and est.estimator_.n_components == 2
 
 
+def test_a_query_drawn_twice_by_a_bootstrap_counts_twice_after_voting():
+    # query (0; 1, 2) answered 3:1, drawn twice (weight and copies 2); query (0; 3, 4) once
+    q = [[0, 1, 0, 2]] * 3 + [[0, 2, 0, 1]] + [[0, 3, 0, 4]]
+    c = Comparisons(q, weight=[2, 2, 2, 2, 1], copies=[2, 2, 2, 2, 1])
+    est = TwoStageEmbedding(2, estimator=GNMDS(max_iter=20), random_state=0).fit(c)
+    kept = {tuple(e): w for e, w in zip(est.comparisons_.quadruplets.tolist(), est.comparisons_.weight)}
+    assert kept == {(0, 1, 0, 2): 2.0, (0, 3, 0, 4): 1.0}
+
+
 def test_majority_vote_masks_partition_the_edges():
     graph = Comparisons([[0, 1, 2], [0, 2, 1], [0, 2, 1], [1, 0, 2], [1, 2, 0]]).aggregate()
     kept, minority, tie = majority_vote(graph)

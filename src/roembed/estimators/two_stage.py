@@ -104,7 +104,8 @@ class TwoStageEmbedding(OrdinalEmbedding):
     ----------
     graph_ : ComparisonGraph of the raw responses.
     estimator_ : the fitted estimator.
-    comparisons_ : Comparisons that reached stage 3 (one row per kept edge, weight 1).
+    comparisons_ : Comparisons that reached stage 3 (one row per kept edge, weight 1, or the edge's
+        ``copies`` when a bootstrap drew its query several times).
     kept_edges_ : indices into ``graph_``'s edges of those rows.
     removed_ : DataFrame of removed edges (``graph_.edge_table`` plus ``stage`` in
         ``{"minority", "tie", "cycle"}``).
@@ -146,8 +147,8 @@ class TwoStageEmbedding(OrdinalEmbedding):
         self.n_ties_ = int((tie & ((graph.reverse_edge < 0) | (np.arange(len(graph)) < graph.reverse_edge))).sum())
         self.n_cycle_ = int((stage == "cycle").sum())
         self.kept_edges_ = edges
-        self.comparisons_ = Comparisons(graph.edges[edges], n_objects=graph.n_objects,
-                                        object_names=graph.object_names)
+        self.comparisons_ = Comparisons(graph.edges[edges], weight=graph.copies[edges], n_objects=graph.n_objects,
+                                        object_names=graph.object_names)  # a query drawn twice counts twice
         base = self.estimator if self.estimator is not None else SOE()
         self.estimator_ = clone(base).set_params(n_components=self.n_components, random_state=self.random_state)
         self.estimator_.fit(self.comparisons_)
