@@ -184,6 +184,7 @@ class Comparisons:
     def copies(self) -> np.ndarray:
         """(m,) float64: independent draws of its query each response stands for (ones unless given)."""
         return np.ones(len(self._quads)) if self._copies is None else self._copies
+
     n_objects = property(lambda self: self._n_objects)
     object_names = property(lambda self: self._object_names, doc="Tuple of names, or None.")
     annotator = property(lambda self: self._meta["annotator"])
@@ -396,12 +397,12 @@ class ComparisonGraph:
 
         The weightings that combine the votes within a query read the votes of one draw,
         ``votes / copies``, and count the result ``copies`` times."""
-        if self.comparisons._copies is None:
-            return np.ones(len(self))
-        if "_copies" not in self.__dict__:
-            total = np.bincount(self.response_edge, weights=self.comparisons.copies, minlength=len(self))
-            self.__dict__["_copies"] = _frozen(total / self.n_responses)
-        return self.__dict__["_copies"]
+        return np.ones(len(self)) if self.comparisons._copies is None else self._given_copies
+
+    @cached_property
+    def _given_copies(self) -> np.ndarray:
+        total = np.bincount(self.response_edge, weights=self.comparisons.copies, minlength=len(self))
+        return _frozen(total / self.n_responses)
 
     @cached_property
     def n_responses(self) -> np.ndarray:
