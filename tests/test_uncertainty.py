@@ -120,6 +120,21 @@ def test_resampled_queries_count_as_copies_under_every_weighting():
     # an annotator drawn twice doubles their votes, not the query's draws
     sample, in_bag = resample(c, resampling_units(c, "annotator"), 0, "annotator")
     assert (sample.copies == 1).all() and not np.array_equal(sample.weight, c.weight[in_bag])
+    # crossed: the copies are the query's draws, the weight carries both factors' draws
+    crossed = resampling_units(c, "query+annotator")
+    checked = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)  # the draws resample makes: queries, then annotators
+        q_draws = np.bincount(rng.integers(0, 3, 3), minlength=3)[crossed[:, 0]]
+        a_draws = np.bincount(rng.integers(0, 4, 4), minlength=4)[crossed[:, 1]]
+        if not (q_draws * a_draws).any():
+            continue  # nothing drawn: no sample
+        sample, in_bag = resample(c, crossed, seed, "query+annotator")
+        assert np.array_equal(in_bag, q_draws * a_draws > 0)
+        assert np.array_equal(sample.copies, q_draws[in_bag])
+        assert np.array_equal(sample.weight, (q_draws * a_draws)[in_bag])
+        checked += 1
+    assert checked >= 10
 
 
 def test_copies_are_kept_and_checked():
