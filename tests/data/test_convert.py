@@ -158,6 +158,13 @@ def test_odd_one_out_bad_inputs_name_the_answer():
         from_odd_one_out([[0, 1, 2], [0, 1, 1]], [0, 0])
     with pytest.raises(InvalidComparisonsError, match="row 0: the odd-one-out position is not 0, 1 or 2"):
         from_odd_one_out([[0, 1, 2]], [3])
+    # positions counted from 1 (THINGS, MATLAB exports): the line says so
+    frame = pd.DataFrame([[0, 1, 2], [3, 4, 5]], columns=["a", "b", "c"]).assign(odd_position=[1, 3])
+    with pytest.raises(InvalidComparisonsError, match=r"row 1: the odd-one-out position is not 0, 1 or 2 "
+                                                      r"\(column odd_position holds 1, 2 and 3: .*subtract 1"):
+        from_frame(frame)
+    with pytest.raises(InvalidComparisonsError, match=r"position is not 0, 1 or 2: "):  # no hint for 0-based data
+        from_frame(frame.assign(odd_position=[0, 3]))
     with pytest.raises(InvalidComparisonsError, match="row 0: the odd one is not among the objects shown"):
         from_odd_one_out([[0, 1, 2]], [5], odd_is="object")
     with pytest.raises(InvalidComparisonsError, match="row 1: weight is negative"):

@@ -444,7 +444,11 @@ def _odd_one_out_rows(frame: pd.DataFrame, odd_col: str, ints: np.ndarray, probl
     else:
         odd, odd_is = ints[:, 3], "object"
     structural, position = _odd_one_out_problems(ints[:, :3], odd, odd_is)
+    one_based = odd_is == "position" and odd.min() >= 1 and odd.max() == 3  # e.g. THINGS / MATLAB exports
     for mask, reason in structural:
+        if one_based and reason.startswith("the odd-one-out position"):
+            reason += (f" (column {odd_col} holds 1, 2 and 3: if its positions count from 1, subtract 1, "
+                       "or give the odd object itself in a column odd)")
         problems.flag(mask, reason)
     return ints[:, :3], position
 
