@@ -127,9 +127,10 @@ def test_resampled_queries_count_as_copies_under_every_weighting():
         rng = np.random.default_rng(seed)  # the draws resample makes: queries, then annotators
         q_draws = np.bincount(rng.integers(0, 3, 3), minlength=3)[crossed[:, 0]]
         a_draws = np.bincount(rng.integers(0, 4, 4), minlength=4)[crossed[:, 1]]
-        if not (q_draws * a_draws).any():
-            continue  # nothing drawn: no sample
         sample, in_bag = resample(c, crossed, seed, "query+annotator")
+        assert len(sample) > 0  # a draw of nothing is drawn again
+        if not (q_draws * a_draws).any():
+            continue
         assert np.array_equal(in_bag, q_draws * a_draws > 0)
         assert np.array_equal(sample.copies, q_draws[in_bag])
         assert np.array_equal(sample.weight, (q_draws * a_draws)[in_bag])

@@ -136,14 +136,16 @@ def resample(comparisons: Comparisons, units: np.ndarray, seed: int, unit: str =
     the votes."""
     units = np.asarray(units).reshape(len(units), -1)
     rng = np.random.default_rng(seed)
-    mult = np.ones(len(units), dtype=np.int64)
-    query_mult = np.ones(len(units), dtype=np.int64)
-    for column, factor in zip(units.T, unit.split("+"), strict=True):
-        n_units = int(column.max()) + 1
-        drawn = np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)[column]
-        mult *= drawn
-        if factor in QUERY_FACTORS:
-            query_mult *= drawn
+    mult = np.zeros(len(units), dtype=np.int64)
+    while not mult.any():  # crossed factors on tiny data can draw no response at all: draw again
+        mult = np.ones(len(units), dtype=np.int64)
+        query_mult = np.ones(len(units), dtype=np.int64)
+        for column, factor in zip(units.T, unit.split("+"), strict=True):
+            n_units = int(column.max()) + 1
+            drawn = np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)[column]
+            mult *= drawn
+            if factor in QUERY_FACTORS:
+                query_mult *= drawn
     in_bag = mult > 0
     sample = comparisons[in_bag]
     return sample.with_weight(sample.weight * mult[in_bag], copies=query_mult[in_bag] * sample.copies), in_bag
