@@ -161,6 +161,18 @@ def test_a_dataset_given_as_copies_fits_like_the_dataset():
     for weighting in ("majority", "net"):
         est = RobustOrdinalEmbedding(2, weighting=weighting, max_iter=100, random_state=0)
         assert np.allclose(est.fit(c).embedding_, est.fit(twice).embedding_, atol=1e-6)
+    # one vote per query: every weighting gives a query drawn twice the weight 2 that "vote" gives it
+    # (with the copies ignored, majority voting would give it 1 and another embedding)
+    single = make_synthetic(n_objects=20, dim=2, n_train=600, n_validation=10, votes=(1, 1), n_test=10,
+                            rate=0.2, model="vote", random_state=7).train
+    drawn = np.where(np.arange(len(single)) % 2 == 0, 2.0, 1.0)
+    sample = single.with_weight(drawn, copies=drawn)
+    fits = {w: RobustOrdinalEmbedding(2, weighting=w, loss="soe", refine=None, max_iter=100, random_state=0)
+            .fit(sample).embedding_ for w in ("vote", "majority", "net")}
+    assert np.allclose(fits["majority"], fits["vote"], atol=1e-6) and np.allclose(fits["net"], fits["vote"], atol=1e-6)
+    ignored = RobustOrdinalEmbedding(2, weighting="majority", loss="soe", refine=None, max_iter=100,
+                                     random_state=0).fit(single.with_weight(drawn)).embedding_
+    assert not np.allclose(ignored, fits["vote"], atol=1e-3)
 
 
 def test_an_undersampled_object_is_the_least_stable():

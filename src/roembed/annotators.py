@@ -64,7 +64,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .data import as_comparisons
-from .metrics import wilson_interval
+from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
 
 logger = logging.getLogger(__name__)
@@ -80,12 +80,7 @@ def suspect_threshold(agreement, weight=None) -> float:
     agreement = np.asarray(agreement, dtype=np.float64)
     w = np.ones_like(agreement) if weight is None else np.asarray(weight, dtype=np.float64)
     keep = ~np.isnan(agreement) & (w > 0)
-    if weight is None:
-        median = float(np.median(agreement[keep]))
-    else:
-        order = np.argsort(agreement[keep], kind="stable")
-        cum = np.cumsum(w[keep][order])
-        median = float(agreement[keep][order][np.searchsorted(cum, 0.5 * cum[-1])])
+    median = float(np.median(agreement[keep])) if weight is None else weighted_median(agreement[keep], w[keep])
     return 0.5 * (CHANCE_AGREEMENT + median)
 
 

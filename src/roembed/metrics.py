@@ -79,6 +79,14 @@ def agreement(X, comparisons) -> float:
     return float(np.dot(w, satisfied(X, comparisons)) / w.sum()) if w.sum() > 0 else float("nan")
 
 
+def weighted_median(values, weights) -> float:
+    """The smallest value with at least half the total weight at or below it."""
+    values, weights = np.asarray(values), np.asarray(weights, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
 def one_standard_error(errors, weights) -> tuple[int, int, np.ndarray]:
     r"""The paired one-standard-error rule (Breiman et al.) over queries: ``(chosen, best, se)``.
 
@@ -354,7 +362,7 @@ def set_precision_recall(found, planted) -> dict:
     return outlier_precision_recall([u in found for u in universe], [u in planted for u in universe])
 
 
-__all__ = ["agreement", "one_standard_error", "Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
+__all__ = ["agreement", "weighted_median", "one_standard_error", "Interval", "wilson_interval", "satisfied", "triplet_error", "margins", "margin_summary",
            "object_residuals", "intransitive_share", "ProcrustesFit", "procrustes", "procrustes_align",
            "procrustes_error", "procrustes_disparity", "knn_agreement", "knn_agreement_per_object",
            "contradicted", "outlier_precision_recall", "edge_outlier_scores", "set_precision_recall"]

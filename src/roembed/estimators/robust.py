@@ -98,7 +98,7 @@ from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
-from ..metrics import agreement
+from ..metrics import agreement, weighted_median
 from ..model_selection import GroupedKFold, holdout_split
 from ..objective import EdgeObjective, PairDistances
 from ..solvers import SolverResult, solve
@@ -135,12 +135,6 @@ def edge_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray:
     if weighting == "net":
         return np.maximum(net, 0.0) * copies
     return ((net > 0) + 0.5 * (net == 0)) * copies  # majority vote (ties: half a vote each way)
-
-
-def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
 def auto_cap(loss, margins: np.ndarray, weights: np.ndarray, width: float = 2.0) -> float:
