@@ -148,6 +148,12 @@ def test_skip_invalid_reports_what_it_dropped(tmp_path):
     rows = [(a, b, c) for a in range(6) for b in range(6) for c in range(6) if len({a, b, c}) == 3 and b < c]
     text = "anchor,closer,farther\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows) + "3,3,1\n"
     bad = write(tmp_path, text)
+    # without the flag: one line naming the row, and what --skip-invalid would do
+    one_line_error(run(bad, "--out", tmp_path / "no"), f"line {len(rows) + 2}", "repeats an object",
+                   "--skip-invalid drops invalid rows")
+    # a problem with the file as a whole is not a row to skip
+    header = run(write(tmp_path, "x,y,z\n0,1,2\n", "cols.csv"), "--out", tmp_path / "no")
+    assert header.exit_code == 2 and "--skip-invalid" not in header.output
     result = run(bad, "--out", tmp_path / "out", "--skip-invalid", "--quiet", "--method", "soe")
     assert result.exit_code == 0, result.stderr
     assert "skipped 1 invalid row" in result.stderr and f"line {len(rows) + 2}" in result.stderr

@@ -46,7 +46,7 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
     """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects, from one
     file or several; returns them and the reader's warnings as lines."""
     from ..data.io import read_comparisons
-    from ..data.validation import InvalidComparisonsError
+    from ..data.validation import InvalidComparisonsError, InvalidRowsError
 
     source = source_text(paths)
     try:
@@ -59,6 +59,8 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)  # KeyError quotes its text
         if not any(str(p.name) in message for p in paths):
             message = f"{source}{' line 1' if 'columns' in message else ''}: {message}"
+        if isinstance(exc, InvalidRowsError) and not skip_invalid:
+            message += " (--skip-invalid drops invalid rows and reports them)"
         raise BadInput(message) from None
     if report.n_skipped:
         click.echo(str(report), err=True)  # never dropped quietly, even with --quiet

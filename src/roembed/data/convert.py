@@ -19,7 +19,7 @@ import pandas as pd
 
 from .comparisons import Comparisons
 from .validation import (
-    InvalidComparisonsError, RowLocator, SkipReport, check_weights, index_array, invalid_quadruplet_rows,
+    InvalidComparisonsError, InvalidRowsError, RowLocator, SkipReport, check_weights, index_array, invalid_quadruplet_rows,
 )
 
 __all__ = [
@@ -272,7 +272,7 @@ class _RowProblems:
         report = SkipReport()
         rows = np.flatnonzero(self.bad)
         if len(rows) and not self.skip:
-            raise InvalidComparisonsError(f"{self.where(int(rows[0]))}: {self._describe(int(rows[0]))}")
+            raise InvalidRowsError(f"{self.where(int(rows[0]))}: {self._describe(int(rows[0]))}")
         report.n_skipped = len(rows)
         report.examples = [f"{self.where(int(r))}: {self._describe(int(r))}" for r in rows[:5]]
         return report

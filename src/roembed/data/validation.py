@@ -17,6 +17,11 @@ class InvalidComparisonsError(ValueError):
     """Raised for comparison data that cannot be used as it is."""
 
 
+class InvalidRowsError(InvalidComparisonsError):
+    """Raised by a reader for its earliest invalid row when ``on_invalid="raise"``: rows that
+    ``on_invalid="skip"`` would drop (and report), unlike a problem with the file as a whole."""
+
+
 class SkippedRowsWarning(UserWarning):
     """Warns that rows were dropped (``on_invalid="skip"`` or a loader's cleaning)."""
 
