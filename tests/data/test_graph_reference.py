@@ -5,14 +5,12 @@ import pytest
 from roembed.data import Comparisons, canonical_quadruplets
 
 
-def reference_graph(c: Comparisons, block: int | None = None) -> dict:
-    """The graph by its definition: unique sorted pairs (by ``(b // block, a, b)`` with a ``block``), then
-    unique (near pair, far pair) keys."""
+def reference_graph(c: Comparisons) -> dict:
+    """The graph by its definition: unique sorted pairs, then unique (near pair, far pair) keys."""
     n, q = c.n_objects, c.quadruplets.astype(np.int64)
     lo, hi = np.minimum(q[:, [0, 2]], q[:, [1, 3]]), np.maximum(q[:, [0, 2]], q[:, [1, 3]])
-    order_key = (hi // block) * n * n + lo * n + hi if block else lo * n + hi
-    keys, pair_of = np.unique(np.concatenate([order_key[:, 0], order_key[:, 1]]), return_inverse=True)
-    pair_ids = keys % (n * n)
+    pair_ids, pair_of = np.unique(np.concatenate([lo[:, 0] * n + hi[:, 0], lo[:, 1] * n + hi[:, 1]]),
+                                  return_inverse=True)
     near, far = pair_of[: len(q)], pair_of[len(q):]
     keys, first, inverse, counts = np.unique(near * len(pair_ids) + far, return_index=True, return_inverse=True,
                                              return_counts=True)
@@ -44,40 +42,6 @@ def test_graph_matches_its_definition(n, m, triplets):
         else:
             assert np.array_equal(got, expected), name
     assert len(graph) == len(ref["edge_pairs"])
-
-
-@pytest.mark.parametrize("n, m, triplets, block", [(40, 5_000, True, 7), (300, 20_000, False, 64)])
-def test_blocked_pair_order_matches_its_definition(monkeypatch, n, m, triplets, block):
-    """Beyond PAIR_BLOCK objects pairs are sorted by (b // PAIR_BLOCK, a, b); the graph is otherwise the same,
-    and so is the objective: same edges (as a set, with their votes), same value and gradient."""
-    import roembed.data.comparisons as comparisons_module
-    from roembed.estimators.base import edge_objective
-    from roembed.losses import get_loss
-    from roembed.objective import PairDistances
-
-    c = random_comparisons(np.random.default_rng(n + 1), n, m, triplets)
-    plain = c.aggregate()
-    monkeypatch.setattr(comparisons_module, "PAIR_BLOCK", block)
-    graph, ref = Comparisons(c.quadruplets, n_objects=n, weight=c.weight).aggregate(), reference_graph(c, block)
-    for name, expected in ref.items():
-        got = getattr(graph, name)
-        if name == "votes":
-            np.testing.assert_allclose(got, expected, rtol=1e-12)
-        else:
-            assert np.array_equal(got, expected), name
-    assert not np.array_equal(graph.pairs, plain.pairs)  # the order did change
-    pairs = graph.pairs.astype(np.int64)
-    key = (pairs[:, 1] // block) * n * n + pairs[:, 0] * n + pairs[:, 1]
-    assert np.all(np.diff(key) > 0)
-    same = {tuple(e) + (v,) for e, v in zip(graph.edges.tolist(), graph.votes.tolist())}
-    assert same == {tuple(e) + (v,) for e, v in zip(plain.edges.tolist(), plain.votes.tolist())}
-    X = np.random.default_rng(0).standard_normal((n, 3))
-    values = []
-    for g in (plain, graph):
-        objective = edge_objective(g, get_loss("soe"), g.votes / g.votes.sum())
-        values.append(objective.embedding_value_and_grad(X, PairDistances(g.pairs, n), threads=1))
-    np.testing.assert_allclose(values[1][0], values[0][0], rtol=1e-12)
-    np.testing.assert_allclose(values[1][1], values[0][1], rtol=1e-10, atol=1e-14)
 
 
 def test_index_arrays_are_int32_and_read_only():

@@ -335,24 +335,13 @@ class Comparisons:
         return ComparisonGraph(self)
 
 
-PAIR_BLOCK = 4096
-"""Objects per block of the pair order.  Edges follow their near pair, so with pairs sorted by
-``(b // PAIR_BLOCK, a, b)`` the objective's loops (:meth:`roembed.objective.EdgeObjective.embedding_value_and_grad`)
-read the near pair's rows of ``X`` from one block of ``PAIR_BLOCK`` rows at a time (which stays in a
-core's cache) and its smaller object in increasing order; only the far pair's other object is a random
-access (of a triplet ``(i, j, k)``: ``k``).  In plain ``(a, b)`` order every edge read two random rows.
-Measured at 10^7 random triplets over 10^5 objects, p = 10: see docs/results.md.  Graphs of at most
-``PAIR_BLOCK`` objects keep the plain order (one block), so their results are unchanged."""
-
-
 class ComparisonGraph:
     """Distinct comparisons (directed edges between object pairs) with their votes.
 
     Attributes
     ----------
     pairs : (P, 2) int
-        The graph's vertices: distinct object pairs ``(a, b)``, ``a < b``, used by an edge, sorted by
-        ``(a, b)``; with more than :data:`PAIR_BLOCK` objects, by ``(b // PAIR_BLOCK, a, b)``.
+        The graph's vertices: distinct object pairs ``(a, b)``, ``a < b``, used by an edge, sorted.
     edge_pairs : (E, 2) int
         For each edge, the indices into ``pairs`` of its near pair ``(i, j)`` and far pair ``(l, k)``;
         edges are sorted by these two indices.
@@ -384,11 +373,8 @@ class ComparisonGraph:
         idx = index_dtype(max(n, 2 * m + 1))
         # vertices: slot r is the near pair of response r, slot m + r its far pair
         lo, hi = sorted_pair_slots(quads, np.empty(2 * m, idx), np.empty(2 * m, idx))
-        slots, spare = np.arange(2 * m, dtype=idx), np.empty(2 * m, idx)
-        slots = counting_sort(lo, counting_sort(hi, slots, n, spare), n, slots)
-        if n > PAIR_BLOCK:  # (b // PAIR_BLOCK, a, b): see PAIR_BLOCK
-            slots, spare = counting_sort(hi // PAIR_BLOCK, slots, -(-n // PAIR_BLOCK), spare), slots
-        del spare
+        slots = np.arange(2 * m, dtype=idx)
+        slots = counting_sort(lo, counting_sort(hi, slots, n, np.empty_like(slots)), n, slots)
         slot_pair = np.empty(2 * m, idx)
         n_pairs, first = number_runs(slots, lo, hi, slot_pair)
         self.pairs = _frozen(np.stack([lo[first], hi[first]], axis=1))
