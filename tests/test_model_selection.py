@@ -56,3 +56,17 @@ def test_holdout_holds_whole_queries_and_refuses_empty_sides():
         holdout_split(c, 0.99)
     with pytest.raises(InvalidComparisonsError, match="cannot fill"):
         list(GroupedKFold(5).split(c))
+
+
+def test_holdout_takes_given_group_ids_and_checks_their_length():
+    """A graph's response_query passed as ``groups`` gives the split of groups="query" (no second
+    aggregation); annotator ids as an array give the split of groups="annotator"; a wrong length is refused."""
+    c = _votes()
+    graph = c.aggregate()
+    for given, named in ((graph.response_query, "query"), (response_groups(c, "annotator"), "annotator")):
+        a_train, a_held = holdout_split(c, 0.5, random_state=3, groups=given)
+        b_train, b_held = holdout_split(c, 0.5, random_state=3, groups=named)
+        assert np.array_equal(a_train.quadruplets, b_train.quadruplets)
+        assert np.array_equal(a_held.quadruplets, b_held.quadruplets)
+    with pytest.raises(ValueError, match="one id per response"):
+        holdout_split(c, 0.5, groups=graph.edge_query)  # one per edge, not per response

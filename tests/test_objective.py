@@ -128,3 +128,18 @@ def test_center_gram_keeps_distances():
     dist = PairDistances(pairs, 5)
     np.testing.assert_allclose(dist.from_gram(G), dist.from_gram(C))
     np.testing.assert_allclose(C.sum(axis=0), 0.0, atol=1e-10)
+
+
+def test_quadruplet_distances_in_chunks_equal_one_pass(monkeypatch):
+    """Chunked over rows (the gathered rows exist one chunk at a time), bit for bit the one-pass formula,
+    including a last partial chunk and no rows at all."""
+    import roembed.objective as objective_module
+
+    rng = np.random.default_rng(0)
+    X, quads = rng.standard_normal((20, 3)), rng.integers(0, 20, size=(103, 4))
+    monkeypatch.setattr(objective_module, "QUADRUPLET_CHUNK", 10)
+    near, far = quadruplet_distances(X, quads)
+    assert np.array_equal(near, ((X[quads[:, 0]] - X[quads[:, 1]]) ** 2).sum(axis=1))
+    assert np.array_equal(far, ((X[quads[:, 2]] - X[quads[:, 3]]) ** 2).sum(axis=1))
+    empty = quadruplet_distances(X, np.empty((0, 4), dtype=np.int64))
+    assert empty[0].shape == empty[1].shape == (0,)

@@ -17,8 +17,14 @@ from .data.validation import InvalidComparisonsError
 GROUPINGS = ("query", "annotator")
 
 
-def response_groups(comparisons: Comparisons, groups: str = "query") -> np.ndarray:
-    """An integer group id per response: its query, or its annotator."""
+def response_groups(comparisons: Comparisons, groups="query") -> np.ndarray:
+    """An integer group id per response: its query, its annotator, or ``groups`` itself when it is an
+    array of one id per response (e.g. a graph's ``response_query``, which saves aggregating again)."""
+    if not isinstance(groups, str):
+        ids = np.asarray(groups)
+        if ids.shape != (len(comparisons),):
+            raise ValueError(f"groups has shape {ids.shape}, expected one id per response ({len(comparisons)},)")
+        return ids
     if groups == "query":
         return comparisons.aggregate().response_query
     if groups == "annotator":
@@ -62,8 +68,10 @@ class GroupedKFold:
             yield rows[fold != f], rows[fold == f]
 
 
-def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups: str = "query"):
+def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query"):
     """``(train, held_out)``: a seeded ``fraction`` of the groups (queries by default) held out whole.
+
+    ``groups``: ``"query"``, ``"annotator"`` or one group id per response (see :func:`response_groups`).
 
     Raises ``InvalidComparisonsError`` when the fraction rounds to no group or to all of them.
     """
@@ -72,7 +80,7 @@ def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, 
     n_held = int(round(fraction * len(unique)))
     if n_held < 1 or n_held >= len(unique):
         raise InvalidComparisonsError(
-            f"a hold-out of {fraction:g} of {len(unique)} {groups} groups leaves "
+            f"a hold-out of {fraction:g} of {len(unique)} {groups if isinstance(groups, str) else 'given'} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
     held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
     mask = np.isin(ids, held)

@@ -103,7 +103,7 @@ def local_curvature(objective, X: np.ndarray, alpha: float, edge_query: np.ndarr
     B = np.zeros((n, p, p))
     S = np.zeros((n, p))
     diag = np.zeros(n)
-    edge_query = np.asarray(edge_query)
+    edge_query = np.asarray(edge_query, dtype=np.int64)  # (query, object) keys below: query * n + object
     for edges in _query_chunks(edge_query, chunk):
         k = len(edges)
         obj, vn, vf, sn, sf, snn, sff, t1, t2 = _edge_terms(objective, X, edges)

@@ -46,7 +46,7 @@ def test_graph_matches_its_definition(n, m, triplets):
 
 def test_index_arrays_are_int32_and_read_only():
     graph = random_comparisons(np.random.default_rng(0), 50, 1_000, True).aggregate()
-    for name in ("pairs", "edge_pairs", "response_edge", "n_responses", "reverse_edge"):
+    for name in ("pairs", "edge_pairs", "response_edge", "n_responses", "reverse_edge", "edge_query"):
         array = getattr(graph, name)
         assert array.dtype == np.int32, name
         assert not array.flags.writeable, name

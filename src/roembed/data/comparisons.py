@@ -461,7 +461,8 @@ class ComparisonGraph:
     def edge_query(self) -> np.ndarray:
         """The query of each edge: ``min(c, c-bar)``, shared by both directions of a comparison."""
         rev = self.reverse_edge
-        return np.where(rev >= 0, np.minimum(np.arange(len(rev)), rev), np.arange(len(rev)))
+        edge = np.arange(len(rev), dtype=rev.dtype)  # int32 like the other index arrays
+        return _frozen(np.where(rev >= 0, np.minimum(edge, rev), edge))
 
     @property
     def response_query(self) -> np.ndarray:

@@ -601,7 +601,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         try:
             if len(np.unique(graph.edge_query)) < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
-            train, held = holdout_split(graph.comparisons, self.validation_fraction, self.random_state)
+            train, held = holdout_split(graph.comparisons, self.validation_fraction, self.random_state,
+                                        groups=graph.response_query)
         except InvalidComparisonsError:
             warnings.warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
