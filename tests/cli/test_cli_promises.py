@@ -365,6 +365,32 @@ def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
             observers[0](it, 1.0 / it)
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
-    assert len(lines) == 3 and all(line.startswith("fit soe: ") for line in lines)
+    assert len(lines) == 4 and all(line.startswith("fit soe: ") for line in lines)
     assert lines[0] == "fit soe: 25 iterations, 25 it/s, objective 0.04"
+    assert lines[-1] == "fit soe: done, 300 iterations in 12.0 s"  # the log ends on the total
     assert "\r" not in err  # plain lines, no carriage-return redraws
+
+
+def test_progress_rate_counts_from_the_first_iteration_and_short_fits_stay_quiet(monkeypatch, capsys):
+    """Setup before the first iteration (checks, aggregation) is not in the rate, a lone first iteration
+    after a slow setup is not reported as the whole fit, and a fit under a second writes nothing."""
+    import roembed.cli._report as report
+    from roembed.solvers.progress import _OBSERVERS
+
+    now = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    with report.progress(True, "fit robust", every=5.0):
+        observer = _OBSERVERS.get()[0]
+        now[0] += 2.0  # 2 s of setup
+        observer(1, 0.5)
+        for it in range(2, 12):  # then 10 iterations, one every 0.1 s
+            now[0] += 0.1
+            observer(it, 0.5 / it)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["fit robust: 2 iterations, 10 it/s, objective 0.25", "fit robust: done, 11 iterations in 3.0 s"]
+    with report.progress(True, "fit quick", every=5.0):
+        observer = _OBSERVERS.get()[0]
+        for it in range(1, 20):
+            now[0] += 0.01
+            observer(it, 1.0)
+    assert capsys.readouterr().err == ""
