@@ -314,6 +314,7 @@ AUTO_RESTARTS = {1: 20, 2: 10}  # n_init="auto" by n_components (else 1); see th
 RESTART_SCREEN = 100  # iterations of each start before the lowest objective goes on (see stage_plain)
 SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
+HOPELESS_AFTER, HOPELESS_MARGIN = 50, 0.02  # a refinement candidate given up (see refine_candidate)
 
 
 def _loss_of(name, n_components: int) -> Loss:
@@ -618,7 +619,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
             results.append(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
-                                score=agreement(state.X, held)))
+                                score=agreement(state.X, held), given_up=False))
             return results[-1]
 
         best = max((run(losses[0], w) for w in weightings), key=lambda r: r["score"])
@@ -631,13 +632,36 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             top = max((r for r in unrefined if r["weighting"] == weighting), key=lambda r: r["score"])
             problem, settings, state = states[top["loss"], weighting]
             for slope, ridge in refines[1:]:
-                refined = stage_refine(problem, dataclasses.replace(settings, refine=slope, refine_alpha=ridge),
-                                       state)
-                results.append(dict(top, refine=slope, refine_alpha=ridge, score=agreement(refined.X, held)))
+                score, given_up = refine_candidate(problem, dataclasses.replace(settings, refine=slope,
+                                                                                refine_alpha=ridge),
+                                                   state, held, max(r["score"] for r in results))
+                results.append(dict(top, refine=slope, refine_alpha=ridge, score=score, given_up=given_up))
         best = max(results, key=lambda r: r["score"])  # the first of equals: the cheaper candidate
         chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=best["refine"],
                       refine_alpha=best["refine_alpha"], alpha=self.alpha)
         return chosen, results
+
+
+def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: FitState, held, best: float):
+    """``(held-out agreement, given up)`` of the refinement stage from ``state``, a tuning candidate.
+
+    After ``HOPELESS_AFTER`` iterations a refinement whose agreement is below the ``best`` candidate's by
+    more than ``HOPELESS_MARGIN`` is given up (scored where it stopped); any other goes on, from where it
+    stopped, to convergence.  Measured (exploration logs: synthetic seed 4001 clean, unanimous, spammers;
+    THINGS draws 101-102, no fakes and 10% spammers), the agreement of no refinement rose by more than
+    0.017 after its 50th iteration, so a candidate given up could not have won; on THINGS 15 of 16
+    refinements were 0.019-0.084 below the best at iteration 50, and each ran to ``max_iter`` (1,000).
+    """
+    max_iter = settings.solve.get("max_iter", 1000)
+    first = dataclasses.replace(settings, solve=dict(settings.solve, max_iter=min(HOPELESS_AFTER, max_iter)))
+    state = stage_refine(problem, first, state)
+    score = agreement(state.X, held)
+    if state.result.converged or state.result.n_iter >= max_iter:
+        return score, False
+    if score < best - HOPELESS_MARGIN:
+        return score, True
+    rest = dataclasses.replace(settings, solve=dict(settings.solve, max_iter=max_iter - state.result.n_iter))
+    return agreement(stage_refine(problem, rest, state).X, held), False
 
 
 TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")
