@@ -1,4 +1,5 @@
 """The self-tuning default of RobustOrdinalEmbedding: what it chooses, how, and the restarts at low dimension."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -6,7 +7,9 @@ import pytest
 from scipy.stats import spearmanr
 
 from roembed import Comparisons, RobustOrdinalEmbedding
-from roembed.estimators.robust import STAGES, stage_refine
+from roembed.estimators import robust
+from roembed.estimators.robust import STAGES, RobustProblem, RobustSettings, fit_robust, refine_candidate, stage_refine
+from roembed.metrics import agreement
 from roembed.experiments.synthetic import make_synthetic
 
 
@@ -40,6 +43,52 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
             top = max((u for u in unrefined if u["weighting"] == r["weighting"]), key=lambda u: u["score"])
             assert r["loss"] == top["loss"]
     assert {r["weighting"] for r in results if r["refine"] is not None} == {"net", "majority"}  # never "vote"
+
+
+def test_only_refinements_far_below_the_best_are_given_up(fitted):
+    results = fitted.tuning_results_
+    for i, r in enumerate(results):
+        assert r["given_up"] in (True, False)
+        if r["given_up"]:
+            assert r["refine"] is not None  # only refinements are ever given up
+            assert r["score"] < max(q["score"] for q in results[:i]) - robust.HOPELESS_MARGIN
+    assert not max(results, key=lambda r: r["score"])["given_up"]
+
+
+@pytest.fixture(scope="module")
+def refine_setup(majority):
+    """A robust SOE fit of the majority-flip data (the start of a refinement) and its settings."""
+    problem = RobustProblem.build(majority.train.aggregate(), "soe", "net")
+    settings = RobustSettings(alpha=1e-4, refine=2.0, refine_alpha=1e-4, solve=dict(max_iter=1000, tol=1e-9))
+    start = np.random.default_rng(0).normal(scale=0.1, size=(majority.train.n_objects, 2))
+    return problem, settings, fit_robust(problem, settings, start, STAGES[:3]), majority.test
+
+
+def test_a_hopeless_refinement_is_scored_where_it_was_given_up(refine_setup, monkeypatch):
+    problem, settings, state, held = refine_setup
+    monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
+    score, given_up = refine_candidate(problem, settings, state, held, best=1.0)  # nothing can come within 0.02 of 1
+    five = stage_refine(problem, dataclasses.replace(settings, solve=dict(settings.solve, max_iter=5)), state)
+    assert given_up and not five.result.converged
+    assert score == agreement(five.X, held)
+
+
+def test_a_refinement_near_the_best_goes_on_to_convergence(refine_setup, monkeypatch):
+    problem, settings, state, held = refine_setup
+    monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
+    score, given_up = refine_candidate(problem, settings, state, held, best=0.0)
+    full = stage_refine(problem, settings, state)
+    five = stage_refine(problem, dataclasses.replace(settings, solve=dict(settings.solve, max_iter=5)), state)
+    assert not given_up and full.result.converged
+    assert abs(score - agreement(full.X, held)) < 0.01  # the same minimum, from a restart at iteration 5
+    assert abs(score - agreement(five.X, held)) > abs(score - agreement(full.X, held))
+
+
+def test_a_refinement_that_converges_before_the_check_is_never_given_up(refine_setup, monkeypatch):
+    problem, settings, state, held = refine_setup
+    monkeypatch.setattr(robust, "HOPELESS_AFTER", 10_000)
+    score, given_up = refine_candidate(problem, settings, state, held, best=1.0)
+    assert not given_up and score == agreement(stage_refine(problem, settings, state).X, held)
 
 
 def test_the_default_is_the_refit_of_its_choice_on_everything(majority, fitted):

@@ -130,9 +130,10 @@ def describe_choice(estimator) -> str | None:
     tuned = getattr(estimator, "tuning_results_", None)
     how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
     p = chosen.get("annotator_heterogeneity_p")
-    crowd = "" if p is None else (f"; annotator types on (agreement differs between annotators, p = {p:.2g})"
+    p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
+    crowd = "" if p is None else (f"; annotator types on (agreement differs between annotators, {p_text})"
                                   if chosen.get("annotators") else
-                                  f"; annotator types off (no evidence that annotators differ, p = {p:.2g})")
+                                  f"; annotator types off (no evidence that annotators differ, {p_text})")
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
             f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")
 

@@ -55,8 +55,9 @@ satisfy, greedily and cheapest first: the weightings ``net``, ``majority`` and `
 (dof ``max(p - 1, 1)``, no ridge) with the better weighting; then the refinement stage
 continued from the best fit of ``net`` and of ``majority`` with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
 (both ridges times ``100 / n`` on ``n > 100`` objects, as ``alpha``).
-Losing losses are not refined (the early stop), so a default fit costs about four robust fits
-and four refinement stages plus the refit on everything with the winner (``chosen_params_``; ``tuning_results_`` lists
+Losing losses are not refined, and a refinement more than 0.02 below the best candidate after 50
+iterations is given up (:func:`refine_candidate`), so a default fit costs about four robust fits
+and up to four refinement stages plus the refit on everything with the winner (``chosen_params_``; ``tuning_results_`` lists
 every candidate's score).  Below 50 queries nothing is held out and the first candidates
 are used, with a warning.  The rules, measured on exploration draws (seeds 5001-5004, test
 subsets of 50,000 triplets; the benchmark uses 1000 + r), each candidate refitted on all votes:
@@ -393,7 +394,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved), ``tuning_results_`` (each candidate tried with its validation
-    score; empty when nothing was tuned) and ``restart_objectives_``.
+    score and ``given_up``, true for a refinement stopped as hopeless; empty when nothing was tuned) and ``restart_objectives_``.
     With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
     ``n_iter_`` counts every stage (and every start) of the final fit.
     """
