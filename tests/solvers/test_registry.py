@@ -63,3 +63,30 @@ def test_bad_solver_and_start(problem):
         solve(objective, distances, X0, solver="sgd")
     with pytest.raises(ValueError, match="X0 has shape"):
         solve(objective, distances, X0[:-1])
+
+
+@pytest.mark.parametrize("method", ["two-loop", "scipy"])
+def test_stop_ends_the_solve_where_an_iteration_cap_would(problem, method):
+    objective, distances, X0 = problem
+    seen = []
+
+    def stop(iteration, X):
+        seen.append((iteration, X.shape))
+        return iteration == 7
+
+    stopped = solve(objective, distances, X0, alpha=1e-3, tol=1e-12, method=method, stop=stop)
+    capped = solve(objective, distances, X0, alpha=1e-3, tol=1e-12, method=method, max_iter=7)
+    assert stopped.stopped and not capped.stopped and not stopped.converged
+    assert stopped.n_iter == 7 and seen == [(i, X0.shape) for i in range(1, 8)]
+    np.testing.assert_array_equal(stopped.solution, capped.solution)  # the same iterates up to the stop
+    never = solve(objective, distances, X0, alpha=1e-3, tol=1e-12, method=method, stop=lambda i, X: False)
+    full = solve(objective, distances, X0, alpha=1e-3, tol=1e-12, method=method)
+    assert not never.stopped and never.n_iter == full.n_iter
+    np.testing.assert_array_equal(never.solution, full.solution)
+
+
+@pytest.mark.parametrize("solver", ["gram", "torch"])
+def test_solvers_that_cannot_stop_early_say_so(problem, solver):
+    objective, distances, X0 = problem
+    with pytest.raises(ValueError, match="cannot be stopped early"):
+        solve(objective, distances, X0, solver=solver, stop=lambda i, X: True)

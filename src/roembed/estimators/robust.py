@@ -102,7 +102,7 @@ from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
 from ..metrics import agreement, weighted_median
 from ..model_selection import GroupedKFold, holdout_split
 from ..objective import EdgeObjective, PairDistances
-from ..solvers import SolverResult, solve
+from ..solvers import STOPPABLE, SolverResult, solve
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
@@ -646,26 +646,24 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: FitState, held, best: float):
     """``(held-out agreement, given up)`` of the refinement stage from ``state``, a tuning candidate.
 
-    After ``HOPELESS_AFTER`` iterations a refinement whose agreement is below the ``best`` candidate's by
-    more than ``HOPELESS_MARGIN`` is given up (scored where it stopped); any other goes on from where it
-    stopped (a fresh L-BFGS start) to convergence.  Measured on exploration data, the agreement of no
-    refinement rose by more than 0.02 after its 200th iteration: 80 refinements of the low-dimension
-    check (n = 30, p = 1 and 2, ``bench_defaults.py --lowdim``'s generator, seeds 3000-3019, numpy 1.26)
-    all converged within 193 iterations; on THINGS (draws 101-102, no fakes and 10% spammers) 13 of 16
-    refinements were 0.025-0.095 below the best at iteration 200 and each ran on to ``max_iter`` (1,000)
-    only to lose.  A check at iteration 50 was tried first: at n = 30 a refinement then 0.045 below the
-    best rose by 0.05 and won (seed 16; 0.08 Procrustes disparity instead of 0.13), so 200 it is.
+    At its iteration ``HOPELESS_AFTER`` a refinement whose agreement is below the ``best`` candidate's by
+    more than ``HOPELESS_MARGIN`` is given up (the solver's ``stop``; scored where it stopped); any other
+    runs as it would without the check (with a solver in :data:`roembed.solvers.STOPPABLE`; with the
+    others nothing is given up).  Measured on exploration data, the agreement of no refinement rose by
+    more than 0.02 after its 200th iteration: 80 refinements of the low-dimension check (n = 30, p = 1
+    and 2, ``bench_defaults.py --lowdim``'s generator, seeds 3000-3019, numpy 1.26) all converged within
+    193 iterations; on THINGS (draws 101-102, no fakes and 10% spammers) 13 of 16 refinements were
+    0.025-0.095 below the best at iteration 200 and each ran on to ``max_iter`` (1,000) only to lose.
+    A check at iteration 50 was tried first: at n = 30 a refinement then 0.045 below the best rose by
+    0.05 and won (seed 16; Procrustes disparity 0.08 against 0.13 without it), so 200 it is.
     """
-    max_iter = settings.solve.get("max_iter", 1000)
-    first = dataclasses.replace(settings, solve=dict(settings.solve, max_iter=min(HOPELESS_AFTER, max_iter)))
-    state = stage_refine(problem, first, state)
-    score = agreement(state.X, held)
-    if state.result.converged or state.result.n_iter >= max_iter:
-        return score, False
-    if score < best - HOPELESS_MARGIN:
-        return score, True
-    rest = dataclasses.replace(settings, solve=dict(settings.solve, max_iter=max_iter - state.result.n_iter))
-    return agreement(stage_refine(problem, rest, state).X, held), False
+    def hopeless(iteration, X):
+        return iteration == HOPELESS_AFTER and agreement(X, held) < best - HOPELESS_MARGIN
+
+    if settings.solve.get("solver", "lbfgs") in STOPPABLE:
+        settings = dataclasses.replace(settings, solve=dict(settings.solve, stop=hopeless))
+    state = stage_refine(problem, settings, state)
+    return agreement(state.X, held), bool(state.result.stopped)
 
 
 TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")

@@ -5,9 +5,9 @@
 from .lbfgs import SolverResult, minimize_embedding
 from .progress import observe_iterations
 from .projected_gradient import minimize_gram
-from .registry import SOLVERS, solve
+from .registry import SOLVERS, STOPPABLE, solve
 
-__all__ = ["SOLVERS", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations", "solve"]
+__all__ = ["SOLVERS", "STOPPABLE", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations", "solve"]
 
 
 def __getattr__(name):

@@ -22,6 +22,7 @@ class SolverResult:
     history: list = field(default_factory=list)
     message: str = ""
     gram: np.ndarray | None = None
+    stopped: bool = False  # ended by the caller's ``stop`` (see :func:`roembed.solvers.solve`)
 
 
 def minimize_embedding(
@@ -35,11 +36,14 @@ def minimize_embedding(
     callback=None,
     method: str = "scipy",
     blas_threads: int | None = 1,
+    stop=None,
 ) -> SolverResult:
     """Minimises ``objective(d(X)) + alpha * ||X||_F^2`` over ``X`` with L-BFGS.
 
     ``tol`` is the relative decrease of the objective below which L-BFGS stops.
     ``callback(iteration, value)`` is called once per iteration.
+    ``stop(iteration, X)``, asked after every iteration, ends the solve where it is when it returns
+    True (``stopped``); until then the iterates are those of a solve without it.
     ``method``: ``"scipy"`` (SciPy's L-BFGS-B) or ``"two-loop"``
     (:func:`two_loop_lbfgs`, same stopping rule, far less overhead per iteration).
     ``blas_threads`` caps BLAS threads during the solve (None: no cap).  Its vector
@@ -48,10 +52,10 @@ def minimize_embedding(
     """
     limit = contextlib.nullcontext() if blas_threads is None else threadpool_limits(int(blas_threads), "blas")
     with limit:
-        return _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback, method)
+        return _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback, method, stop)
 
 
-def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback, method) -> SolverResult:
+def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback, method, stop=None) -> SolverResult:
     shape = X0.shape
     last = {}
 
@@ -64,23 +68,34 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
         last["value"] = float(value)
         return float(value), grad.ravel()
 
-    history = []
+    history, stopped = [], []
 
-    def record(_):
+    def record(x):
+        """True (two-loop) or StopIteration (SciPy) when ``stop`` ends the solve."""
         history.append(last["value"])
         if callback is not None:
             callback(len(history), last["value"])
+        if stop is not None and stop(len(history), x.reshape(shape)):
+            stopped.append(len(history))
+            if method != "two-loop":
+                raise StopIteration
+            return True
+        return False
 
     if method == "two-loop":
         x, value, n_iter, converged, message = two_loop_lbfgs(
             fun, np.asarray(X0, dtype=np.float64).ravel(), max_iter=int(max_iter), tol=tol, callback=record)
-        return SolverResult(x.reshape(shape), value, n_iter, converged, history, message)
+        return SolverResult(x.reshape(shape), value, n_iter, converged, history, message, stopped=bool(stopped))
     if method != "scipy":
         raise ValueError(f"method must be 'scipy' or 'two-loop', got {method!r}")
     res = minimize(fun, np.asarray(X0, dtype=np.float64).ravel(), jac=True, method="L-BFGS-B",
                    callback=record, options=dict(maxiter=int(max_iter), ftol=tol, gtol=1e-10, maxcor=20))
-    return SolverResult(res.x.reshape(shape), float(res.fun), int(res.nit), bool(res.nit < max_iter),
-                        history, str(res.message))
+    n_iter = stopped[0] if stopped else int(res.nit)
+    return SolverResult(res.x.reshape(shape), float(res.fun), n_iter, bool(not stopped and res.nit < max_iter),
+                        history, str(res.message), stopped=bool(stopped))
+
+
+STOPPED = "stopped by the caller"
 
 
 def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c1=1e-4, max_backtracks=40,
@@ -93,8 +108,8 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
     skipped, so the inverse-Hessian model stays positive definite.  Its work per
     iteration is ``O(memory * len(x))`` vector operations, much less than
     L-BFGS-B's, which matters when one evaluation is cheap.
-    ``callback(x)`` is called after each iteration.  Returns
-    ``x, value, n_iter, converged, message``.
+    ``callback(x)`` is called after each iteration; a true return value ends the solve there
+    (not converged, message ``STOPPED``).  Returns ``x, value, n_iter, converged, message``.
 
     ``history_dtype``: storage of the ``memory`` step and gradient-change pairs, the
     solver's largest state (``2 * memory`` vectors of ``len(x)``: 32 bytes per comparison
@@ -146,8 +161,9 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
             if len(steps) > memory:
                 del steps[0], changes[0], rhos[0]
         f_old, (x, f, g) = f, (x_new, f_new, g_new)
-        if callback is not None:
-            callback(x)
+        if callback is not None and callback(x):
+            message = STOPPED
+            break
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
             converged, message = True, "relative decrease of the objective below tol"
             break

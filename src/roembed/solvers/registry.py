@@ -33,9 +33,10 @@ from .progress import reporter
 from .projected_gradient import minimize_gram
 
 
-def _lbfgs(objective, distances, X0, *, alpha, max_iter, tol, callback, method="two-loop", blas_threads=1):
+def _lbfgs(objective, distances, X0, *, alpha, max_iter, tol, callback, method="two-loop", blas_threads=1,
+           stop=None):
     return minimize_embedding(objective, distances, X0, alpha=alpha, max_iter=max_iter, tol=tol, callback=callback,
-                              method=method, blas_threads=blas_threads)
+                              method=method, blas_threads=blas_threads, stop=stop)
 
 
 def _torch(objective, distances, X0, *, alpha, max_iter, tol, callback, device=None, dtype="float64"):
@@ -58,17 +59,26 @@ def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_thre
 
 SOLVERS: dict[str, Callable[..., SolverResult]] = {"lbfgs": _lbfgs, "factored": _lbfgs, "torch": _torch,
                                                    "gram": _gram}
+STOPPABLE = ("lbfgs", "factored")
+"""Solvers that take ``stop`` (torch's L-BFGS runs all its iterations in one call; the Gram solver has no
+embedding to show until it ends)."""
 
 
 def solve(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, solver: str = "lbfgs",
-          alpha: float = 0.0, max_iter: int = 1000, tol: float = 1e-7, callback=None, **options) -> SolverResult:
+          alpha: float = 0.0, max_iter: int = 1000, tol: float = 1e-7, callback=None, stop=None,
+          **options) -> SolverResult:
     """Minimises ``objective(d(X)) + alpha ||X||_F^2`` from ``X0`` with the registered ``solver``.
 
     ``callback(iteration, value)`` and any active observer hear every iteration;
-    ``options`` go to the solver (see the module table).
+    ``stop(iteration, X)`` (solvers in ``STOPPABLE``) ends the solve when it returns True
+    (``SolverResult.stopped``); ``options`` go to the solver (see the module table).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")
+    if stop is not None:
+        if solver not in STOPPABLE:
+            raise ValueError(f"solver {solver!r} cannot be stopped early; stop needs one of {STOPPABLE}")
+        options["stop"] = stop
     X0 = np.asarray(X0, dtype=np.float64)
     if X0.ndim != 2 or X0.shape[0] != distances.n_objects:
         raise ValueError(f"X0 has shape {X0.shape}, expected ({distances.n_objects}, p)")
@@ -76,4 +86,4 @@ def solve(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *,
                            callback=reporter(callback), **options)
 
 
-__all__ = ["SOLVERS", "solve"]
+__all__ = ["SOLVERS", "STOPPABLE", "solve"]
