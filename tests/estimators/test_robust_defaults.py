@@ -9,8 +9,8 @@ from scipy.stats import spearmanr
 from roembed import Comparisons, RobustOrdinalEmbedding
 from roembed.estimators import robust
 from roembed.estimators.robust import STAGES, RobustProblem, RobustSettings, fit_robust, refine_candidate, stage_refine
-from roembed.metrics import agreement
 from roembed.experiments.synthetic import make_synthetic
+from roembed.metrics import agreement
 
 
 @pytest.fixture(scope="module")

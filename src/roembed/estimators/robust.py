@@ -57,8 +57,8 @@ continued from the best fit of ``net`` and of ``majority`` with (slope, ridge) =
 (both ridges times ``100 / n`` on ``n > 100`` objects, as ``alpha``).
 Losing losses are not refined, and a refinement more than 0.02 below the best candidate after 200
 iterations is given up (:func:`refine_candidate`), so a default fit costs about four robust fits
-and up to four refinement stages plus the refit on everything with the winner (``chosen_params_``; ``tuning_results_`` lists
-every candidate's score).  Below 50 queries nothing is held out and the first candidates
+and up to four refinement stages plus the refit on everything with the winner (``chosen_params_``;
+``tuning_results_`` lists every candidate's score).  Below 50 queries nothing is held out and the first candidates
 are used, with a warning.  The rules, measured on exploration draws (seeds 5001-5004, test
 subsets of 50,000 triplets; the benchmark uses 1000 + r), each candidate refitted on all votes:
 
@@ -394,7 +394,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved), ``tuning_results_`` (each candidate tried with its validation
-    score and ``given_up``, true for a refinement stopped as hopeless; empty when nothing was tuned) and ``restart_objectives_``.
+    score and ``given_up``, true for a refinement stopped as hopeless; empty when nothing was tuned) and
+    ``restart_objectives_``.
     With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
     ``n_iter_`` counts every stage (and every start) of the final fit.
     """

@@ -7,7 +7,8 @@ from .progress import observe_iterations
 from .projected_gradient import minimize_gram
 from .registry import SOLVERS, STOPPABLE, solve
 
-__all__ = ["SOLVERS", "STOPPABLE", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations", "solve"]
+__all__ = ["SOLVERS", "STOPPABLE", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations",
+           "solve"]
 
 
 def __getattr__(name):
