@@ -79,8 +79,9 @@ def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, 
     unique = np.unique(ids)
     n_held = int(round(fraction * len(unique)))
     if n_held < 1 or n_held >= len(unique):
+        kind = groups if isinstance(groups, str) else "given"
         raise InvalidComparisonsError(
-            f"a hold-out of {fraction:g} of {len(unique)} {groups if isinstance(groups, str) else 'given'} groups leaves "
+            f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
     held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
     mask = np.isin(ids, held)

@@ -649,14 +649,10 @@ def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: Fi
 
     At its iteration ``HOPELESS_AFTER`` a refinement whose agreement is below the ``best`` candidate's by
     more than ``HOPELESS_MARGIN`` is given up (the solver's ``stop``; scored where it stopped); any other
-    runs as it would without the check (with a solver in :data:`roembed.solvers.STOPPABLE`; with the
-    others nothing is given up).  Measured on exploration data, the agreement of no refinement rose by
-    more than 0.02 after its 200th iteration: 80 refinements of the low-dimension check (n = 30, p = 1
-    and 2, ``bench_defaults.py --lowdim``'s generator, seeds 3000-3019, numpy 1.26) all converged within
-    193 iterations; on THINGS (draws 101-102, no fakes and 10% spammers) 13 of 16 refinements were
-    0.025-0.095 below the best at iteration 200 and each ran on to ``max_iter`` (1,000) only to lose.
-    A check at iteration 50 was tried first: at n = 30 a refinement then 0.045 below the best rose by
-    0.05 and won (seed 16; Procrustes disparity 0.08 against 0.13 without it), so 200 it is.
+    runs on the iterates it would have without the check.  With a solver outside
+    :data:`roembed.solvers.STOPPABLE` nothing is given up.  Why 200 and 0.02 (no logged refinement rose
+    by more than 0.02 after its 200th iteration; at 50 one would have been given up that went on to win):
+    docs/results.md, "Hopeless refinements".
     """
     def hopeless(iteration, X):
         return iteration == HOPELESS_AFTER and agreement(X, held) < best - HOPELESS_MARGIN

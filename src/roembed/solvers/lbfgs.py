@@ -92,7 +92,7 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
                    callback=record, options=dict(maxiter=int(max_iter), ftol=tol, gtol=1e-10, maxcor=20))
     n_iter = stopped[0] if stopped else int(res.nit)
     return SolverResult(res.x.reshape(shape), float(res.fun), n_iter, bool(not stopped and res.nit < max_iter),
-                        history, str(res.message), stopped=bool(stopped))
+                        history, STOPPED if stopped else str(res.message), stopped=bool(stopped))
 
 
 STOPPED = "stopped by the caller"
