@@ -70,28 +70,3 @@ def test_holdout_takes_given_group_ids_and_checks_their_length():
         assert np.array_equal(a_held.quadruplets, b_held.quadruplets)
     with pytest.raises(ValueError, match="one id per response"):
         holdout_split(c, 0.5, groups=graph.edge_query)  # one per edge, not per response
-
-
-def test_holdout_of_a_group_subset_keeps_groups_whole_and_is_the_plain_split_when_there_are_few():
-    rng = np.random.default_rng(0)
-    rows = rng.integers(0, 30, size=(400, 3))
-    rows = rows[(rows[:, 0] != rows[:, 1]) & (rows[:, 0] != rows[:, 2]) & (rows[:, 1] != rows[:, 2])]
-    c = Comparisons(np.concatenate([rows, rows[:100]]))  # some queries answered twice
-    q = response_groups(c)
-    n_groups = len(np.unique(q))
-    plain = holdout_split(c, 0.25, random_state=4, groups=q)
-    same = holdout_split(c, 0.25, random_state=4, groups=q, max_groups=n_groups)  # not more groups than that
-    for a, b in zip(plain, same):
-        assert np.array_equal(a.quadruplets, b.quadruplets)
-    train, held = holdout_split(c, 0.25, random_state=4, groups=q, max_groups=100)
-    row_group = {tuple(r): g for r, g in zip(c.quadruplets.tolist(), q.tolist())}
-    train_groups = {row_group[tuple(r)] for r in train.quadruplets.tolist()}
-    held_groups = {row_group[tuple(r)] for r in held.quadruplets.tolist()}
-    assert len(held_groups) == 25 and len(train_groups) == 75 and not train_groups & held_groups
-    # whole groups: every response of a chosen group is in its part
-    assert len(train) + len(held) == int(np.isin(q, list(train_groups | held_groups)).sum())
-    assert len(train) < len(plain[0])
-    again = holdout_split(c, 0.25, random_state=4, groups=q, max_groups=100)
-    assert np.array_equal(again[0].quadruplets, train.quadruplets)  # seeded
-    other = holdout_split(c, 0.25, random_state=5, groups=q, max_groups=100)
-    assert not np.array_equal(other[1].quadruplets, held.quadruplets)

@@ -68,32 +68,24 @@ class GroupedKFold:
             yield rows[fold != f], rows[fold == f]
 
 
-def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query",
-                  max_groups: int | None = None):
+def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query"):
     """``(train, held_out)``: a seeded ``fraction`` of the groups (queries by default) held out whole.
 
     ``groups``: ``"query"``, ``"annotator"`` or one group id per response (see :func:`response_groups`).
-    ``max_groups``: with more groups than this, only a seeded random subset of ``max_groups`` groups is
-    split (the responses of the others are in neither part); the draw is otherwise the same as without.
 
     Raises ``InvalidComparisonsError`` when the fraction rounds to no group or to all of them.
     """
     ids = response_groups(comparisons, groups)
     unique = np.unique(ids)
-    rng = np.random.default_rng(random_state)
-    subset = max_groups is not None and len(unique) > max_groups
-    if subset:
-        unique = np.sort(rng.choice(unique, size=int(max_groups), replace=False))
     n_held = int(round(fraction * len(unique)))
     if n_held < 1 or n_held >= len(unique):
         kind = groups if isinstance(groups, str) else "given"
         raise InvalidComparisonsError(
             f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
-    held = rng.choice(unique, size=n_held, replace=False)
+    held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
     mask = np.isin(ids, held)
-    train = ~mask & np.isin(ids, unique) if subset else ~mask
-    return comparisons[train], comparisons[mask]
+    return comparisons[~mask], comparisons[mask]
 
 
 __all__ = ["GroupedKFold", "holdout_split", "response_groups", "GROUPINGS"]

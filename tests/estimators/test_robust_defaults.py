@@ -237,31 +237,3 @@ def test_bad_parameters(params, match):
     trip = Comparisons(np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]]), n_objects=3)
     with pytest.raises(ValueError, match=match):
         RobustOrdinalEmbedding(2, **params).fit(trip)
-
-
-def test_many_queries_are_tuned_on_a_subset_and_the_refit_sees_everything(majority, monkeypatch):
-    """Above MAX_TUNING_QUERIES queries the candidates are fitted on a random subset of that many queries
-    (80% of it; 20% scores them); the final fit still uses every comparison."""
-    sizes = []
-    real = robust.fit_robust
-
-    def recording(problem, settings, X0, stages=STAGES):
-        sizes.append(len(np.unique(problem.graph.edge_query)))
-        return real(problem, settings, X0, stages)
-
-    monkeypatch.setattr(robust, "fit_robust", recording)
-    graph = majority.train.aggregate()
-    n_queries = len(np.unique(graph.edge_query))
-    params = dict(loss="soe", weighting="auto", refine=None, random_state=0, n_init=1, annotators=None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        full = RobustOrdinalEmbedding(2, **params).fit(majority.train)
-        tuned_on_all = sizes[:-1]
-        sizes.clear()
-        monkeypatch.setattr(robust, "MAX_TUNING_QUERIES", 200)
-        est = RobustOrdinalEmbedding(2, **params).fit(majority.train)
-    assert tuned_on_all and all(s == n_queries - round(0.2 * n_queries) for s in tuned_on_all)
-    assert len(sizes) == len(tuned_on_all) + 1 and all(s == 160 for s in sizes[:-1])  # 200 queries, 40 held out
-    assert sizes[-1] == n_queries  # the refit
-    assert est.chosen_params_["weighting"] in ("net", "majority", "vote")
-    assert not np.allclose([r["score"] for r in est.tuning_results_], [r["score"] for r in full.tuning_results_])

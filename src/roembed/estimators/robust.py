@@ -315,7 +315,6 @@ AUTO_RESTARTS = {1: 20, 2: 10}  # n_init="auto" by n_components (else 1); see th
 RESTART_SCREEN = 100  # iterations of each start before the lowest objective goes on (see stage_plain)
 SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
-MAX_TUNING_QUERIES = 1 << 20  # more queries: the candidates see a random subset of this many (see _choose)
 HOPELESS_AFTER, HOPELESS_MARGIN = 200, 0.02  # a refinement candidate given up (see refine_candidate)
 
 
@@ -594,9 +593,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         weighting; then the refinement stage continued from the best fit of each weighting but ``vote``.  Every
         candidate starts from ``X0`` (the best of the restarts, :meth:`_restarts`).
         A weighting whose loss weights (nearly) equal an earlier one's (e.g. every query answered once) is
-        skipped (:func:`_distinct_weightings`).  On more than ``MAX_TUNING_QUERIES`` queries the split is
-        of a random subset of that many, so the tuning costs at most what it costs at about 10^6 queries
-        (docs/results.md, "Tuning on a subset").
+        skipped (:func:`_distinct_weightings`).
         """
         p = self.n_components
         losses, weightings, refines = self._candidate_lists(graph)
@@ -608,7 +605,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             if len(np.unique(graph.edge_query)) < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
             train, held = holdout_split(graph.comparisons, self.validation_fraction, self.random_state,
-                                        groups=graph.response_query, max_groups=MAX_TUNING_QUERIES)
+                                        groups=graph.response_query)
         except InvalidComparisonsError:
             warnings.warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
