@@ -5,6 +5,7 @@ import pytest
 from roembed.data import Comparisons
 from roembed.estimators.base import edge_objective
 from roembed.losses import get_loss
+from roembed import objective as objective_module
 from roembed.objective import PairDistances
 
 
@@ -59,7 +60,13 @@ def test_objects_are_looked_up_through_the_pairs_when_not_given(graph):
     np.testing.assert_array_equal(np.sort(objective.objects, axis=1), np.sort(graph.edge_objects, axis=1))
 
 
-def test_the_same_thread_count_gives_the_same_bits(graph):
+@pytest.fixture
+def small_thread_blocks(monkeypatch):
+    """Threads for these small test graphs (a thread gets THREAD_EDGES edges or more)."""
+    monkeypatch.setattr(objective_module, "THREAD_EDGES", 50)
+
+
+def test_the_same_thread_count_gives_the_same_bits(graph, small_thread_blocks):
     objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
     objective.chunk = 100
     distances = PairDistances(graph.pairs, graph.n_objects)
@@ -88,7 +95,7 @@ def _evaluate_in_child(queue, objective, distances, X):
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
-def test_a_forked_child_evaluates_with_threads_of_its_own(graph):
+def test_a_forked_child_evaluates_with_threads_of_its_own(graph, small_thread_blocks):
     """joblib / Dask workers forked from a process that has used the thread pool must not wait on
     the parent's threads (they do not exist in the child): the child finishes, with the same value."""
     import multiprocessing
@@ -107,3 +114,24 @@ def test_a_forked_child_evaluates_with_threads_of_its_own(graph):
         child.kill()
         pytest.fail("the forked child hung in the objective's thread pool")
     assert child.exitcode == 0 and queue.get(timeout=5) == value
+
+
+def test_fewer_edges_than_two_threads_need_run_on_one(graph, monkeypatch):
+    """Below 2 x THREAD_EDGES edges a second thread costs more than it saves: the evaluation runs in the
+    calling thread (the pool is never asked) and gives the bits of threads=1; above, the pool runs it."""
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
+    objective.chunk = 50
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(3).standard_normal((graph.n_objects, 3))
+    one = objective.embedding_value_and_grad(X, distances, threads=1)
+    asked = []
+    real_pool = objective_module._pool
+    monkeypatch.setattr(objective_module, "_pool", lambda workers: asked.append(workers) or real_pool(workers))
+    monkeypatch.setattr(objective_module, "THREAD_EDGES", len(objective) // 2 + 1)
+    two = objective.embedding_value_and_grad(X, distances, threads=2)
+    assert asked == [] and two[0] == one[0] and np.array_equal(two[1], one[1])
+    monkeypatch.setattr(objective_module, "THREAD_EDGES", len(objective) // 2)
+    threaded = objective.embedding_value_and_grad(X, distances, threads=2)
+    assert asked == [2, 2]  # one submission per block
+    assert threaded[0] == pytest.approx(one[0], rel=1e-12)
+    np.testing.assert_allclose(threaded[1], one[1], rtol=1e-10, atol=1e-14)

@@ -202,3 +202,37 @@ def component_roots(rows, n):
     for o in range(n):
         parent[o] = _root(parent, o)
     return parent
+
+
+# --- L-BFGS ---------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def two_loop_direction(g, steps, changes, rhos, oldest, count, scale):
+    """``H g`` by the L-BFGS two-loop recursion (Nocedal & Wright, Alg. 7.4) over the ``count`` newest
+    pairs of the ring buffers ``steps``, ``changes`` (rows ``oldest, oldest + 1, ...`` modulo their length,
+    oldest first) with ``H_0 = scale I``; sums in float64 whatever the buffers' type.  One compiled call
+    instead of ``4 * count`` NumPy calls (about 200 us per iteration at 20 pairs of 1,000 floats)."""
+    size = steps.shape[0]
+    q = g.copy()
+    coefs = np.empty(count)
+    for h in range(count - 1, -1, -1):
+        row = (oldest + h) % size
+        total = 0.0
+        for t in range(q.shape[0]):
+            total += steps[row, t] * q[t]
+        a = rhos[row] * total
+        coefs[h] = a
+        for t in range(q.shape[0]):
+            q[t] -= a * changes[row, t]
+    for t in range(q.shape[0]):
+        q[t] *= scale
+    for h in range(count):
+        row = (oldest + h) % size
+        total = 0.0
+        for t in range(q.shape[0]):
+            total += changes[row, t] * q[t]
+        b = coefs[h] - rhos[row] * total
+        for t in range(q.shape[0]):
+            q[t] += b * steps[row, t]
+    return q

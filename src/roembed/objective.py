@@ -39,6 +39,10 @@ CHUNK = 8192
 """Edges per chunk on NumPy: the loss's temporaries (about 20 arrays) stay in a core's L2 cache."""
 TORCH_CHUNK = 1 << 22
 """Edges per chunk on torch: bounds device memory (about 10 p-wide float32 temporaries of this length)."""
+THREAD_EDGES = 1 << 14
+"""Fewest edges per thread of :meth:`EdgeObjective.embedding_value_and_grad`: on fewer, a second thread's
+hand-offs cost more than it saves (the default fit of the synthetic protocol's 20,000 edges took 1.04 s on
+one thread and 1.20 s on two; 10^5 edges 2.9 s and 2.0 s; docs/results.md, "Small fits")."""
 
 
 class PairDistances:
@@ -244,10 +248,10 @@ class EdgeObjective:
         nothing is stored per pair or per edge.  With ``threads`` > 1 (default :func:`default_threads`)
         contiguous blocks of edges run in threads (the loops release the GIL, so does NumPy on the
         loss's arrays), each into its own gradient buffer, summed at the end; the result is the same
-        for the same number of threads.
+        for the same number of threads.  Each thread gets at least :data:`THREAD_EDGES` edges.
         """
         X, objects, n_edges = distances._embedding(X), self._objects(distances), len(self)
-        threads = max(1, min(threads or default_threads(), -(-n_edges // (self.chunk or CHUNK))))
+        threads = max(1, min(threads or default_threads(), n_edges // THREAD_EDGES))
         bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
 
         def block(lo, hi, grad):

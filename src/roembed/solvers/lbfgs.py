@@ -8,6 +8,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from .._kernels import two_loop_direction
 from ..objective import EdgeObjective, PairDistances
 
 
@@ -120,25 +121,19 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
     """
     x = np.asarray(x0, dtype=np.float64).copy()
     f, g = fun(x)
-    steps, changes, rhos = [], [], []
+    memory = int(memory)
+    steps, changes = np.empty((memory, x.size), history_dtype), np.empty((memory, x.size), history_dtype)
+    rhos, oldest, count, scale = np.empty(memory), 0, 0, 1.0  # ring buffers of the newest ``count`` pairs
     n_iter, converged, message = 0, False, "maximum number of iterations reached"
     for n_iter in range(1, int(max_iter) + 1):
-        q = g.copy()
-        coefs = []
-        for s, y, rho in zip(reversed(steps), reversed(changes), reversed(rhos)):
-            a = rho * np.dot(s, q)
-            coefs.append(a)
-            q -= a * y
-        if steps:
-            q *= scale
+        if count:
+            q = two_loop_direction(g, steps, changes, rhos, oldest, count, scale)
         else:
-            q /= max(np.linalg.norm(g), 1e-300)
-        for s, y, rho, a in zip(steps, changes, rhos, reversed(coefs)):
-            q += (a - rho * np.dot(y, q)) * s
+            q = g / max(np.linalg.norm(g), 1e-300)
         direction = -q
         slope = np.dot(g, direction)
         if slope >= 0:  # lost descent (numerical): restart from steepest descent
-            steps, changes, rhos = [], [], []
+            oldest, count = 0, 0
             direction = -g / max(np.linalg.norm(g), 1e-300)
             slope = np.dot(g, direction)
         t = 1.0
@@ -154,12 +149,13 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
         s, y = x_new - x, g_new - g
         sy = np.dot(s, y)
         if sy > 1e-10 * np.linalg.norm(s) * np.linalg.norm(y):
-            steps.append(s.astype(history_dtype, copy=False))
-            changes.append(y.astype(history_dtype, copy=False))
-            rhos.append(1.0 / sy)
+            row = (oldest + count) % memory  # the next free row, or the oldest pair's when all are used
+            steps[row], changes[row], rhos[row] = s, y, 1.0 / sy
             scale = sy / np.dot(y, y)
-            if len(steps) > memory:
-                del steps[0], changes[0], rhos[0]
+            if count < memory:
+                count += 1
+            else:
+                oldest = (oldest + 1) % memory
         f_old, (x, f, g) = f, (x_new, f_new, g_new)
         if callback is not None and callback(x):
             message = STOPPED
