@@ -48,22 +48,22 @@ def test_embedding_evaluation_matches_the_pair_form(graph, loss, cap):
                                                            (objective.near, objective.far)])[0])
 
 
-def test_objects_are_looked_up_through_the_pairs_when_not_given(graph):
-    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
-    distances = PairDistances(graph.pairs, graph.n_objects)
-    X = np.random.default_rng(1).standard_normal((graph.n_objects, 2))
-    expected = objective.embedding_value_and_grad(X, distances)
-    objective.objects = None
-    v, g = objective.embedding_value_and_grad(X, distances)
-    assert v == pytest.approx(expected[0], rel=1e-12)
-    np.testing.assert_allclose(g, expected[1], rtol=1e-12)
-    np.testing.assert_array_equal(np.sort(objective.objects, axis=1), np.sort(graph.edge_objects, axis=1))
-
-
 @pytest.fixture
 def small_thread_blocks(monkeypatch):
     """Threads for these small test graphs (a thread gets THREAD_EDGES edges or more)."""
     monkeypatch.setattr(objective_module, "THREAD_EDGES", 50)
+
+
+def test_objects_are_looked_up_through_the_pairs_when_not_given(graph, small_thread_blocks):
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(1).standard_normal((graph.n_objects, 2))
+    expected = objective.embedding_value_and_grad(X, distances, threads=2)  # edge by edge (threads)
+    objective.objects = None
+    v, g = objective.embedding_value_and_grad(X, distances, threads=2)
+    assert v == pytest.approx(expected[0], rel=1e-12)
+    np.testing.assert_allclose(g, expected[1], rtol=1e-12)
+    np.testing.assert_array_equal(np.sort(objective.objects, axis=1), np.sort(graph.edge_objects, axis=1))
 
 
 def test_the_same_thread_count_gives_the_same_bits(graph, small_thread_blocks):
@@ -135,3 +135,36 @@ def test_fewer_edges_than_two_threads_need_run_on_one(graph, monkeypatch):
     assert asked == [2, 2]  # one submission per block
     assert threaded[0] == pytest.approx(one[0], rel=1e-12)
     np.testing.assert_allclose(threaded[1], one[1], rtol=1e-10, atol=1e-14)
+
+
+def test_one_thread_goes_through_the_pairs_when_they_are_fewer_than_the_edges(graph, small_thread_blocks):
+    """Dense graph (fewer pairs than edges): the pair form's exact sums, and no per-edge objects built;
+    a sparse graph (more pairs than edges) goes edge by edge; both paths agree."""
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    assert len(distances) < len(graph)
+    X = np.random.default_rng(5).standard_normal((graph.n_objects, 3))
+    for loss in ("soe", "tste"):
+        objective = edge_objective(graph, get_loss(loss), graph.votes / graph.votes.sum(), 0.4)
+        objective.objects = None
+        value, grad = objective.embedding_value_and_grad(X, distances, threads=1)
+        pair_value, g_pair, _ = objective.evaluate(distances.from_embedding(X), gamma=False)
+        assert value == float(pair_value) and objective.objects is None
+        assert np.array_equal(grad, distances.embedding_grad(g_pair, X))
+        by_edges = objective.embedding_value_and_grad(X, distances, threads=2)
+        assert objective.objects is not None  # built by the threads' edge loops
+        assert by_edges[0] == pytest.approx(value, rel=1e-12)
+        np.testing.assert_allclose(by_edges[1], grad, rtol=1e-10, atol=1e-14)
+    rng = np.random.default_rng(6)
+    rows = rng.integers(0, 400, size=(300, 3))
+    rows = rows[(rows[:, 0] != rows[:, 1]) & (rows[:, 0] != rows[:, 2]) & (rows[:, 1] != rows[:, 2])]
+    sparse = Comparisons(rows, n_objects=400).aggregate()
+    sparse_distances = PairDistances(sparse.pairs, sparse.n_objects)
+    assert len(sparse_distances) > len(sparse)
+    objective = edge_objective(sparse, get_loss("soe"), sparse.votes / sparse.votes.sum(), 0.4)
+    objective.objects = None
+    Y = rng.standard_normal((400, 3))
+    value, grad = objective.embedding_value_and_grad(Y, sparse_distances, threads=1)
+    assert objective.objects is not None  # edge by edge
+    pair_value, g_pair, _ = objective.evaluate(sparse_distances.from_embedding(Y), gamma=False)
+    assert value == pytest.approx(float(pair_value), rel=1e-12)
+    np.testing.assert_allclose(grad, sparse_distances.embedding_grad(g_pair, Y), rtol=1e-10, atol=1e-14)

@@ -248,10 +248,15 @@ class EdgeObjective:
         nothing is stored per pair or per edge.  With ``threads`` > 1 (default :func:`default_threads`)
         contiguous blocks of edges run in threads (the loops release the GIL, so does NumPy on the
         loss's arrays), each into its own gradient buffer, summed at the end; the result is the same
-        for the same number of threads.  Each thread gets at least :data:`THREAD_EDGES` edges.
+        for the same number of threads.  Each thread gets at least :data:`THREAD_EDGES` edges.  On one
+        thread, a graph with no more object pairs than edges goes through the pairs instead
+        (:meth:`_pair_value_and_grad`): the same sums in another order.
         """
-        X, objects, n_edges = distances._embedding(X), self._objects(distances), len(self)
+        X, n_edges = distances._embedding(X), len(self)
         threads = max(1, min(threads or default_threads(), n_edges // THREAD_EDGES))
+        if threads == 1 and len(distances) <= n_edges:
+            return self._pair_value_and_grad(X, distances)
+        objects = self._objects(distances)
         bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
 
         def block(lo, hi, grad):
@@ -276,6 +281,15 @@ class EdgeObjective:
         for g in grads[1:]:
             grads[0] += g
         return float(sum(values)), grads[0]
+
+
+    def _pair_value_and_grad(self, X: np.ndarray, distances: PairDistances):
+        """:meth:`embedding_value_and_grad` through the pairs, for graphs with no more pairs than edges: each
+        pair's distance once, the loss per edge on gathered distances, each pair's adjoint once (on the
+        synthetic protocol, 4,853 pairs under 19,983 edges, 0.47 ms against 0.82-1.5 ms per evaluation
+        edge by edge; on random graphs with twice as many pairs as edges, 1.1-1.2x slower)."""
+        value, g_pair, _ = self.evaluate(distances.from_embedding(X), gamma=False)
+        return float(value), distances.embedding_grad(g_pair, X)
 
 
 QUADRUPLET_CHUNK = 1 << 16
