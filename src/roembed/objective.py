@@ -20,7 +20,9 @@ NumPy, :data:`TORCH_CHUNK` on torch): the loss's elementwise temporaries exist
 for one chunk at a time, so an evaluation costs the edges' own arrays plus
 ``O(chunk)``.  The factored solvers go further with
 :meth:`EdgeObjective.embedding_value_and_grad`, which reads the rows of ``X``
-directly per edge (compiled loops) and stores nothing per pair or per edge.
+directly per edge (compiled loops) and stores nothing per pair or per edge --
+except on one thread over a graph with no more pairs than edges, where two
+arrays per pair (distances and slopes, at most 16 bytes per edge) are cheaper.
 """
 from __future__ import annotations
 
@@ -281,7 +283,6 @@ class EdgeObjective:
         for g in grads[1:]:
             grads[0] += g
         return float(sum(values)), grads[0]
-
 
     def _pair_value_and_grad(self, X: np.ndarray, distances: PairDistances):
         """:meth:`embedding_value_and_grad` through the pairs, for graphs with no more pairs than edges: each
