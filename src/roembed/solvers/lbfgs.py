@@ -12,6 +12,10 @@ from .._kernels import two_loop_direction
 from ..objective import EdgeObjective, PairDistances
 
 
+STOPPED = "stopped by the caller"
+"""The message of a solve ended by the caller's ``stop``."""
+
+
 @dataclass
 class SolverResult:
     """What a solver returns: the solution, its objective and how it got there (``gram``: the Gram solver's G)."""
@@ -94,9 +98,6 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
     n_iter = stopped[0] if stopped else int(res.nit)
     return SolverResult(res.x.reshape(shape), float(res.fun), n_iter, bool(not stopped and res.nit < max_iter),
                         history, STOPPED if stopped else str(res.message), stopped=bool(stopped))
-
-
-STOPPED = "stopped by the caller"
 
 
 def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c1=1e-4, max_backtracks=40,
