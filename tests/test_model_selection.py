@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from roembed.data import Comparisons, InvalidComparisonsError
-from roembed.model_selection import GroupedKFold, holdout_split, response_groups
+from roembed.model_selection import GroupedKFold, distinct_ids, holdout_split, response_groups
 
 
 def _votes():
@@ -70,3 +70,11 @@ def test_holdout_takes_given_group_ids_and_checks_their_length():
         assert np.array_equal(a_held.quadruplets, b_held.quadruplets)
     with pytest.raises(ValueError, match="one id per response"):
         holdout_split(c, 0.5, groups=graph.edge_query)  # one per edge, not per response
+
+
+@pytest.mark.parametrize("ids", [np.array([5, 0, 5, 2, 9], dtype=np.int32), np.array([3, 3, 3], dtype=np.uint8),
+                                 np.array([0, 10**9, 4]), np.array([-1, 2, -1]), np.array(["b", "a", "b"]),
+                                 np.array([], dtype=np.int64)])
+def test_distinct_ids_equal_np_unique_with_its_dtype(ids):
+    got = distinct_ids(ids)  # the table for small non-negative integers, np.unique for the rest
+    assert np.array_equal(got, np.unique(ids)) and got.dtype == np.unique(ids).dtype

@@ -42,6 +42,7 @@ def test_graph_matches_its_definition(n, m, triplets):
         else:
             assert np.array_equal(got, expected), name
     assert len(graph) == len(ref["edge_pairs"])
+    assert graph.n_queries == len(np.unique(graph.edge_query))
 
 
 def test_index_arrays_are_int32_and_read_only():

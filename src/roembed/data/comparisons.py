@@ -465,6 +465,12 @@ class ComparisonGraph:
         return _frozen(np.where(rev >= 0, np.minimum(edge, rev), edge))
 
     @property
+    def n_queries(self) -> int:
+        """The number of distinct queries (edges whose opposite edge is absent or comes later)."""
+        rev = self.reverse_edge
+        return int(np.count_nonzero((rev < 0) | (rev > np.arange(len(rev), dtype=rev.dtype))))
+
+    @property
     def response_query(self) -> np.ndarray:
         """The query of each raw response (all votes on one comparison, either direction, share it)."""
         return self.edge_query[self.response_edge]

@@ -602,7 +602,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if len(losses) == 1 and len(weightings) == 1 and len(refines) == 1:
             return chosen, []
         try:
-            if len(np.unique(graph.edge_query)) < MIN_TUNING_QUERIES:
+            if graph.n_queries < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
             train, held = holdout_split(graph.comparisons, self.validation_fraction, self.random_state,
                                         groups=graph.response_query)
