@@ -45,6 +45,20 @@ def test_graph_matches_its_definition(n, m, triplets):
     assert graph.n_queries == len(np.unique(graph.edge_query))
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("n, m, triplets", [(4, 30, True), (300, 20_000, False), (40, 5_000, True)])
+def test_torch_sorted_graph_equals_the_counting_sorts(n, m, triplets, device):
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    c = random_comparisons(np.random.default_rng(n + 1), n, m, triplets)
+    graph, on_torch = c.aggregate(), c.aggregate(device=device)  # on "cpu": the GPU path's code, on the CPU
+    for name in ("pairs", "edge_pairs", "response_edge", "votes", "reverse_edge", "edge_query"):
+        got, expected = getattr(on_torch, name), getattr(graph, name)
+        assert got.dtype == expected.dtype and np.array_equal(got, expected), name
+
+
 def test_index_arrays_are_int32_and_read_only():
     graph = random_comparisons(np.random.default_rng(0), 50, 1_000, True).aggregate()
     for name in ("pairs", "edge_pairs", "response_edge", "n_responses", "reverse_edge", "edge_query"):
@@ -77,3 +91,18 @@ def test_object_groups_match_scipy_connected_components(seed):
         assert np.array_equal(groups[used] == groups[a], labels[used] == labels[a])
     sizes = np.bincount(groups[used])
     assert np.all(np.diff(sizes) <= 0)  # numbered by size, largest first
+
+
+@pytest.mark.torch
+def test_estimators_sort_on_the_torch_solvers_gpu_only():
+    torch = pytest.importorskip("torch")
+    from roembed import RobustOrdinalEmbedding
+
+    assert RobustOrdinalEmbedding(2)._graph_device() is None
+    assert RobustOrdinalEmbedding(2, solver="torch", device="cpu")._graph_device() is None
+    on_gpu = RobustOrdinalEmbedding(2, solver="torch", device="cuda")
+    if torch.cuda.is_available():
+        assert on_gpu._graph_device().type == "cuda"
+    else:
+        with pytest.raises(RuntimeError, match="no CUDA device"):
+            on_gpu._graph_device()

@@ -72,7 +72,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
         self.n_components_ = self.n_components
         self.n_objects_ = comparisons.n_objects
         self.object_names_ = comparisons.object_names
-        self.graph_ = comparisons.aggregate()
+        self.graph_ = comparisons.aggregate(device=self._graph_device())
         warn_data_problems(self.graph_, self.n_components)
         self._fit_graph(self.graph_, **fit_params)
         return self
@@ -91,6 +91,16 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
     def _check_params(self) -> None:
         if not (isinstance(self.n_components, str) and self.n_components == "auto"):
             check_param("n_components", self.n_components, low=1, integer=True)
+
+    def _graph_device(self):
+        """Where to aggregate comparisons into the graph: the torch solver's device when it is a GPU
+        (``torch.unique`` there), else None (compiled counting sorts on the CPU, faster than torch's)."""
+        if getattr(self, "solver", None) != "torch":
+            return None
+        from ..solvers.torch_lbfgs import resolve_device
+
+        device = resolve_device(getattr(self, "device", None))
+        return device if device.type == "cuda" else None
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -611,7 +611,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
                           UserWarning, stacklevel=4)
             return chosen, []
-        inner = train.aggregate()
+        inner = train.aggregate(device=self._graph_device())
         results, states = [], {}
 
         def run(loss_name, weighting):
