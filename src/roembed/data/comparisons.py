@@ -365,7 +365,7 @@ def _torch_sort_graph(quads: np.ndarray, n: int, idx, device):
     import torch
 
     m = len(quads)
-    q = torch.as_tensor(np.asarray(quads), device=device)
+    q = torch.tensor(np.asarray(quads), device=device)  # a copy: quads are read-only
     a, b = torch.cat([q[:, 0], q[:, 2]]).long(), torch.cat([q[:, 1], q[:, 3]]).long()
     del q
     keys = torch.minimum(a, b).mul_(n).add_(torch.maximum(a, b))
