@@ -50,23 +50,24 @@ from _results import loadavg as _loadavg, reset_peak as _reset_peak, status_byte
 HERE = Path(__file__).resolve().parent
 
 
+def labelled_triplets(rng: np.random.RandomState, X: np.ndarray, k: int) -> np.ndarray:
+    """``k`` random triplets ``(i, j, l)`` of distinct objects, each ordered so that ``j`` is closer to ``i``."""
+    out, have = np.empty((k, 3), dtype=np.int32), 0
+    while have < k:  # in blocks, so 10^8 triplets never need int64 temporaries of the full size
+        t = rng.randint(len(X), size=(min(k - have, 10_000_000) * 101 // 100 + 10, 3))
+        t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])][: k - have]
+        near = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) > ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
+        t[near] = t[near][:, [0, 2, 1]]
+        out[have: have + len(t)] = t
+        have += len(t)
+    return out
+
+
 def make_data(n: int, m: int, p: int, flip: float, seed: int, path: Path, n_test: int = 100_000) -> None:
     """Random labelled triplets (``m`` train, ``n_test`` test) of a Gaussian embedding, saved to ``path``."""
     rng = np.random.RandomState(seed)
     X = rng.standard_normal((n, p))
-
-    def triplets(k):
-        out, have = np.empty((k, 3), dtype=np.int32), 0
-        while have < k:  # in blocks, so 10^8 triplets never need int64 temporaries of the full size
-            t = rng.randint(n, size=(min(k - have, 10_000_000) * 101 // 100 + 10, 3))
-            t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])][: k - have]
-            near = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) > ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
-            t[near] = t[near][:, [0, 2, 1]]
-            out[have: have + len(t)] = t
-            have += len(t)
-        return out
-
-    train, test = triplets(m), triplets(n_test)
+    train, test = labelled_triplets(rng, X, m), labelled_triplets(rng, X, n_test)
     flipped = rng.random_sample(len(train)) < flip
     train[flipped] = train[flipped][:, [0, 2, 1]]
     np.savez(path, train=train, test=test, n=n)
@@ -121,14 +122,10 @@ def warm_up(est, p: int) -> None:
     from roembed import Comparisons
 
     rng = np.random.RandomState(12345)
-    X = rng.standard_normal((100, p))
-    t = rng.randint(100, size=(4000, 3))
-    t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])][:3000]
-    far = ((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) > ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)
-    t[far] = t[far][:, [0, 2, 1]]
+    triplets = labelled_triplets(rng, rng.standard_normal((100, p)), 3000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est.fit(Comparisons(t, n_objects=100))
+        est.fit(Comparisons(triplets, n_objects=100))
 
 
 def fit_cblearn(data, spec):

@@ -354,7 +354,7 @@ def _counting_sort_graph(quads: np.ndarray, n: int, idx, device=None):
     rows = np.arange(m, dtype=idx)
     rows = counting_sort(near, counting_sort(far, rows, n_pairs, np.empty_like(rows)), n_pairs, rows)
     response_edge = np.empty(m, idx)
-    n_edges, first = number_runs(rows, near, far, response_edge)
+    _, first = number_runs(rows, near, far, response_edge)
     return pairs, np.stack([near[first], far[first]], axis=1), response_edge
 
 
