@@ -90,6 +90,8 @@ CASES = [
     # -- files -----------------------------------------------------------------------------
     ("latin-1 without --encoding", {"v.csv": ("anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,José\n")
                                     .encode("latin-1")}, [], ("error", ["v.csv line 3", "--encoding latin-1"])),
+    ("MATLAB file", {"t.mat": b"MATLAB 5.0 MAT-file" + b" " * 97 + b"\x00\x01IM\x9c\xff"}, [],
+     ("error", ["t.mat line 1", "a binary file, not text", "scipy.io.loadmat"])),
     ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding 'klingon'"])),
     ("corrupt gzip", {"v.csv.gz": b"not gzip"}, [], ("error", ["v.csv.gz", "not a readable .gz file"])),
     ("zip with two files", {"v.zip": zipped("a.csv", "b.csv")}, [], ("error", ["v.zip", "exactly one file"])),

@@ -50,6 +50,16 @@ def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path)
         read_comparisons(two)
 
 
+@pytest.mark.parametrize("name", ["triplets.mat", "triplets.bin"])
+def test_a_binary_file_is_named_binary_not_given_an_encoding_hint(tmp_path, name):
+    path = tmp_path / name  # the head of a MATLAB v5 file: a text header, then NUL and non-utf-8 bytes
+    path.write_bytes(b"MATLAB 5.0 MAT-file, Platform: GLNXA64" + b" " * 78 + b"\x00\x01IM\x0f\x00\x9c\xff" * 4)
+    with pytest.raises(InvalidComparisonsError, match=rf"{name} line 1: a binary file, not text") as info:
+        read_comparisons(path)
+    assert "encoding" not in str(info.value)
+    assert ("scipy.io.loadmat" in str(info.value)) == name.endswith(".mat")
+
+
 def test_other_encodings_name_the_file_line_and_the_fix(tmp_path):
     path = tmp_path / "latin.csv"
     path.write_bytes(TEXT.encode("latin-1"))
