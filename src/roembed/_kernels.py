@@ -11,8 +11,13 @@ Compiled on first use and cached on disk (numba's ``cache=True``).
 """
 from __future__ import annotations
 
+import llvmlite.binding
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 
 @numba.njit(cache=True, nogil=True)
@@ -104,6 +109,51 @@ def number_runs(order, first_key, second_key, ids):
 # loops read the embedding rows directly, so no per-pair array (distances, gradients) is ever stored, and
 # the edge arrays are read in order (going through the pair table instead cost a cache miss per edge:
 # 5x slower at 10^6 edges).
+#
+# Once the embedding outgrows a core's L2 cache the rows of random edges are cache misses, and the loops
+# wait on them one edge at a time.  So each loop first asks for the rows of edge ``c + PREFETCH_AHEAD``
+# (both ends of each row: a row of p = 10 float64 spans two cache lines).  Measured on the 2-core
+# development machine (AMD EPYC, 2 MB L2 per core, one thread, 10^7 edges over n = 10^5 objects, p = 10):
+# distances and adjoint 1.80 s per pass without, 0.51-0.52 s with 8-16 edges ahead (0.18 s of it the
+# distances); at 10^6 edges over n = 10^4 (the embedding in L2) 35 ms either way.  A hint only: the
+# results are bit-identical.
+
+PREFETCH_AHEAD = 12
+"""Edges ahead whose embedding rows the edge loops prefetch."""
+
+_PREFETCH = "llvm.prefetch.p0" if llvmlite.binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
+
+
+@intrinsic
+def _prefetch(typingctx, array, row, col):
+    """``_prefetch(A, row, col)``: asks the CPU to load the cache line of ``A[row, col]`` (read, keep in all
+    cache levels); no other effect."""
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        arr = context.make_array(array_type)(context, builder, args[0])
+        index = [context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], signature.args[1:])]
+        pointer = cgutils.get_item_pointer2(context, builder, data=arr.data,
+                                            shape=cgutils.unpack_tuple(builder, arr.shape),
+                                            strides=cgutils.unpack_tuple(builder, arr.strides),
+                                            layout=array_type.layout, inds=index)
+        byte_pointer = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]), _PREFETCH)
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(array, row, col), codegen
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prefetch_edge_rows(A, objects, c):
+    """Prefetches both ends of the rows of ``A`` of edge ``c``'s four objects (nothing past the last edge)."""
+    if c < objects.shape[0]:
+        last = A.shape[1] - 1
+        for a in range(4):
+            _prefetch(A, objects[c, a], 0)
+            _prefetch(A, objects[c, a], last)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
@@ -112,6 +162,7 @@ def edge_sq_distances(X, objects, start, d_near, d_far):
     p = X.shape[1]
     for t in range(d_near.shape[0]):
         c = start + t
+        _prefetch_edge_rows(X, objects, c + PREFETCH_AHEAD)
         i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
         near = 0.0
         for r in range(p):
@@ -135,6 +186,8 @@ def edge_distance_adjoint(X, objects, start, g_near, g_far, out):
     p = X.shape[1]
     for t in range(g_near.shape[0]):
         c = start + t
+        _prefetch_edge_rows(X, objects, c + PREFETCH_AHEAD)
+        _prefetch_edge_rows(out, objects, c + PREFETCH_AHEAD)
         i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
         w_near = 2.0 * g_near[t]
         w_far = 2.0 * g_far[t]

@@ -1,0 +1,61 @@
+"""The compiled edge loops against NumPy, including the prefetch of rows ``PREFETCH_AHEAD`` edges ahead."""
+import numpy as np
+import pytest
+
+from roembed import _kernels
+from roembed._kernels import PREFETCH_AHEAD, edge_distance_adjoint, edge_sq_distances
+
+
+def _reference(X, objects, g_near, g_far):
+    i, j, l, k = objects.T
+    d_near = ((X[i] - X[j]) ** 2).sum(1)
+    d_far = ((X[l] - X[k]) ** 2).sum(1)
+    grad = np.zeros_like(X)
+    u = 2 * g_near[:, None] * (X[i] - X[j])
+    v = 2 * g_far[:, None] * (X[l] - X[k])
+    np.add.at(grad, i, u)
+    np.add.at(grad, j, -u)
+    np.add.at(grad, l, v)
+    np.add.at(grad, k, -v)
+    return d_near, d_far, grad
+
+
+@pytest.mark.parametrize("p", [1, 3, 10])
+@pytest.mark.parametrize("layout", ["contiguous", "strided objects", "fortran X"])
+def test_edge_loops_match_numpy_up_to_the_last_edge(p, layout):
+    """Blocks that end at the last edge (where the prefetch would look past it) and blocks in the middle."""
+    rng = np.random.default_rng(p)
+    n, m = 30, 4 * PREFETCH_AHEAD + 5
+    X = rng.normal(size=(n, p))
+    objects = rng.integers(0, n, size=(2 * m if layout == "strided objects" else m, 4))
+    if layout == "strided objects":
+        objects = objects[::2]
+    if layout == "fortran X":
+        X = np.asfortranarray(X)
+    g_near, g_far = rng.normal(size=m), rng.normal(size=m)
+    for start, stop in [(0, m), (m - 3, m), (m - PREFETCH_AHEAD - 1, m), (5, 5 + PREFETCH_AHEAD), (m, m)]:
+        d_near, d_far = np.empty(stop - start), np.empty(stop - start)
+        edge_sq_distances(X, objects, start, d_near, d_far)
+        grad = np.zeros_like(X)
+        edge_distance_adjoint(X, objects, start, g_near[start:stop], g_far[start:stop], grad)
+        ref_near, ref_far, ref_grad = _reference(X, objects[start:stop], g_near[start:stop], g_far[start:stop])
+        np.testing.assert_allclose(d_near, ref_near, rtol=1e-12)
+        np.testing.assert_allclose(d_far, ref_far, rtol=1e-12)
+        np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
+
+
+def test_prefetch_reads_nothing_and_stays_inside_the_edges():
+    """The hint has no effect of its own: prefetching every row, and past the last edge, changes nothing."""
+    A = np.arange(12.0).reshape(4, 3)
+    objects = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
+    before = A.copy()
+    for c in range(objects.shape[0] + 3):
+        _kernels._prefetch_edge_rows(A, objects, c)
+    np.testing.assert_array_equal(A, before)
+
+
+def test_the_intrinsic_matches_the_llvm_of_this_numba():
+    """Typed pointers (LLVM < 15) name the intrinsic by its pointer type; opaque pointers do not."""
+    import llvmlite.binding
+    major = llvmlite.binding.llvm_version_info[0]
+    assert _kernels._PREFETCH == ("llvm.prefetch.p0" if major >= 15 else "llvm.prefetch.p0i8")
