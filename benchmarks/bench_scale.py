@@ -103,8 +103,10 @@ def fit_roembed(data, spec):
             est.fit(train)
 
     def result():
+        chosen = est.chosen_params_
         row = dict(n_iter=int(est.n_iter_), lam=float(est.lam_), test_error=1.0 - est.score(test),
-                   outliers=int(est.outlier_mask_.sum()))
+                   outliers=int(est.outlier_mask_.sum()),
+                   chosen=f"{chosen['loss']}/{chosen['weighting']}/refine={chosen['refine']}")
         if spec["solver"] == "torch":
             row["device"] = str(device)
         if cuda:
@@ -196,7 +198,8 @@ def summarise(rows):
         med = {f: float(np.median([r[f] for r in sel if r.get(f) is not None])) for f in numeric
                if any(r.get(f) is not None for r in sel)}
         out.append(dict(solver=key[0], device=key[1], dtype=key[2], runs=len(sel), **{**med, "m": key[3]},
-                        loadavg=sel[0].get("loadavg_before", "")))
+                        loadavg=sel[0].get("loadavg_before", ""),
+                        chosen=" ".join(sorted({r["chosen"] for r in sel if r.get("chosen")}))))
     for s in out:  # ratio against the numpy fit of the same size
         ref = [r for r in out if r["solver"] == "numpy" and r["m"] == s["m"]]
         if ref:
@@ -226,7 +229,7 @@ TABLE = {"solver": "", "device": "", "dtype": "", "n": ".0f", "m": ".0f", "runs"
          "cpu_seconds": ".1f",
          "time_vs_roembed": ".2f", "n_iter": ".0f", "seconds_per_iter": ".3f", "test_error": ".4f",
          "fit_per_comparison": ".0f", "process_per_comparison": ".0f", "cuda_peak_per_comparison": ".0f",
-         "loadavg": ""}
+         "loadavg": "", "chosen": ""}
 GROWTH = {"solver": "", "sizes": "", "points": ".0f", "time_exponent": ".3f", "cpu_time_exponent": ".3f",
           "per_iteration_exponent": ".3f"}
 

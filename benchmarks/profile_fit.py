@@ -116,8 +116,10 @@ def memory(comparisons, with_tracemalloc: bool) -> list[dict]:
 
 
 def evaluation(comparisons, repeats: int) -> list[dict]:
-    """Nanoseconds per edge of one objective-and-gradient pass, by part (1 thread) and whole."""
-    from roembed._kernels import edge_distance_adjoint, edge_sq_distances
+    """Nanoseconds per edge of one objective-and-gradient pass, by part (1 thread) and whole; the parts with
+    and without prefetching rows (``ahead`` = ``PREFETCH_AHEAD`` and 0, interleaved), the whole pass as the
+    fit runs it (:func:`roembed._kernels.prefetch_ahead`)."""
+    from roembed._kernels import PREFETCH_AHEAD, edge_distance_adjoint, edge_sq_distances, prefetch_ahead
     from roembed.estimators.robust import RobustProblem, _loss_of
     from roembed.objective import CHUNK
 
@@ -128,23 +130,25 @@ def evaluation(comparisons, repeats: int) -> list[dict]:
     X = np.random.default_rng(0).standard_normal((graph.n_objects, 10))
     E = len(objects)
     d_near, d_far, grad = np.empty(CHUNK), np.empty(CHUNK), np.zeros_like(X)
-    parts = {"distances": [], "loss": [], "adjoint": []}
+    parts = {(name, ahead): [] for ahead in (0, PREFETCH_AHEAD) for name in ("distances", "loss", "adjoint")}
     for _ in range(repeats):
-        spent = dict.fromkeys(parts, 0.0)
-        for start in range(0, E, CHUNK):
-            k = min(CHUNK, E - start)
-            t0 = time.perf_counter()
-            edge_sq_distances(X, objects, start, d_near[:k], d_far[:k])
-            t1 = time.perf_counter()
-            _, g_near, g_far, _ = objective.terms(d_near[:k], d_far[:k], slice(start, start + k))
-            t2 = time.perf_counter()
-            edge_distance_adjoint(X, objects, start, g_near, g_far, grad)
-            spent["distances"] += t1 - t0
-            spent["loss"] += t2 - t1
-            spent["adjoint"] += time.perf_counter() - t2
-        for name in parts:
-            parts[name].append(spent[name])
-    rows = [dict(part=f"{name} (1 thread)", ns_per_edge=float(np.median(v)) / E * 1e9) for name, v in parts.items()]
+        for ahead in (0, PREFETCH_AHEAD):
+            spent = dict.fromkeys(("distances", "loss", "adjoint"), 0.0)
+            for start in range(0, E, CHUNK):
+                k = min(CHUNK, E - start)
+                t0 = time.perf_counter()
+                edge_sq_distances(X, objects, start, d_near[:k], d_far[:k], ahead)
+                t1 = time.perf_counter()
+                _, g_near, g_far, _ = objective.terms(d_near[:k], d_far[:k], slice(start, start + k))
+                t2 = time.perf_counter()
+                edge_distance_adjoint(X, objects, start, g_near, g_far, grad, ahead)
+                spent["distances"] += t1 - t0
+                spent["loss"] += t2 - t1
+                spent["adjoint"] += time.perf_counter() - t2
+            for name, seconds in spent.items():
+                parts[name, ahead].append(seconds)
+    rows = [dict(part=f"{name} (1 thread)", ahead=ahead, ns_per_edge=float(np.median(v)) / E * 1e9)
+            for (name, ahead), v in parts.items()]
     for threads in (1, 2):
         objective.embedding_value_and_grad(X, problem.distances, threads=threads)  # warm
         times = []
@@ -152,7 +156,8 @@ def evaluation(comparisons, repeats: int) -> list[dict]:
             t = time.perf_counter()
             objective.embedding_value_and_grad(X, problem.distances, threads=threads)
             times.append(time.perf_counter() - t)
-        rows.append(dict(part=f"whole pass ({threads} threads)", ns_per_edge=float(np.median(times)) / E * 1e9))
+        rows.append(dict(part=f"whole pass ({threads} threads)", ahead=prefetch_ahead(X),
+                         ns_per_edge=float(np.median(times)) / E * 1e9))
     for r in rows:
         r.update(edges=E, n=graph.n_objects)
     return rows
@@ -176,7 +181,7 @@ def main(argv=None) -> None:
         columns = {"phase": "", "bytes_per_comparison": ".1f"}
     else:
         rows = evaluation(comparisons, args.repeats)
-        columns = {"part": "", "ns_per_edge": ".0f"}
+        columns = {"part": "", "ahead": ".0f", "ns_per_edge": ".0f"}
     kind = "memory" if args.memory else "evaluation"
     out = args.out or HERE / "out" / f"profile_{kind}_{int(args.m)}.json"
     finish(out, args, rows, rows, columns, loadavg=[before, loadavg()])

@@ -75,6 +75,25 @@ def test_the_same_thread_count_gives_the_same_bits(graph, small_thread_blocks):
     assert first[0] == second[0] and np.array_equal(first[1], second[1])
 
 
+def test_prefetching_rows_changes_no_bit(graph, small_thread_blocks, monkeypatch):
+    """Embeddings of every size through the prefetching loops (threshold 0) give the same bits."""
+    from roembed import _kernels
+
+    objective = edge_objective(graph, get_loss("soe"), graph.votes / graph.votes.sum(), 0.5)
+    objective.chunk = 100
+    distances = PairDistances(graph.pairs, graph.n_objects)
+    X = np.random.default_rng(4).standard_normal((graph.n_objects, 10))
+    plain = (objective.embedding_value_and_grad(X, distances, threads=2), objective.embedding_margins(X, distances),
+             objective.embedding_shifts(X, distances))
+    monkeypatch.setattr(_kernels, "PREFETCH_MIN_BYTES", 0)
+    assert _kernels.prefetch_ahead(X) > 0
+    (v, g), margins, shifts = (objective.embedding_value_and_grad(X, distances, threads=2),
+                               objective.embedding_margins(X, distances), objective.embedding_shifts(X, distances))
+    assert v == plain[0][0] and np.array_equal(g, plain[0][1])
+    np.testing.assert_array_equal(margins, plain[1])
+    np.testing.assert_array_equal(shifts, plain[2])
+
+
 @pytest.mark.parametrize("loss", ["soe", "tste", "roe"])
 def test_margins_and_shifts_from_the_embedding_match_the_pair_form(graph, loss):
     objective = edge_objective(graph, get_loss(loss), graph.votes / graph.votes.sum(), 0.3, two_sided=True)

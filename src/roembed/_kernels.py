@@ -112,14 +112,27 @@ def number_runs(order, first_key, second_key, ids):
 #
 # Once the embedding outgrows a core's L2 cache the rows of random edges are cache misses, and the loops
 # wait on them one edge at a time.  So each loop first asks for the rows of edge ``c + PREFETCH_AHEAD``
-# (both ends of each row: a row of p = 10 float64 spans two cache lines).  Measured on the 2-core
-# development machine (AMD EPYC, 2 MB L2 per core, one thread, 10^7 edges over n = 10^5 objects, p = 10):
-# distances and adjoint 1.80 s per pass without, 0.51-0.52 s with 8-16 edges ahead (0.18 s of it the
-# distances); at 10^6 edges over n = 10^4 (the embedding in L2) 35 ms either way.  A hint only: the
-# results are bit-identical.
+# (both ends of each row: a row of p = 10 float64 spans two cache lines).  On the 2-core development
+# machine (AMD EPYC, 1 MB L2 per core; 10^7 edges over n = 10^5 objects, p = 10; ``python
+# benchmarks/profile_fit.py --evaluation --m 1e7``, docs/data/profile_evaluation_1e7_*.json): distances
+# 37 -> 15 ns per edge and adjoint 89 -> 28 on one thread, the whole pass 92 -> 33 ns on two; 8 to 16
+# edges ahead did equally well.  At 10^6 edges over n = 10^4 the embedding fits in L2 and nothing changes.
+# A hint only: the results are bit-identical.
 
 PREFETCH_AHEAD = 12
 """Edges ahead whose embedding rows the edge loops prefetch."""
+PREFETCH_MIN_BYTES = 1 << 21
+"""Smallest embedding (bytes) whose rows are prefetched; see :func:`prefetch_ahead`."""
+
+
+def prefetch_ahead(X: np.ndarray) -> int:
+    """The edge loops' ``ahead`` argument for the embedding ``X``: :data:`PREFETCH_AHEAD`, or 0 (no prefetch)
+    for an embedding under :data:`PREFETCH_MIN_BYTES` (2 MiB, twice a core's L2 on the development machine),
+    whose rows mostly stay in the caches, where the hints only cost.  Measured there
+    (``profile_fit.py --evaluation``, p = 10, one thread, distances + adjoint, ns per edge without -> with):
+    n = 10^4 (0.8 MB) 26 -> 29 in the whole pass 38 -> 41-42; n = 3 x 10^4 (2.4 MB) 28 -> 29;
+    n = 5 x 10^4 (4 MB) 37 -> 32; n = 10^5 (8 MB) 119 -> 39."""
+    return PREFETCH_AHEAD if X.nbytes >= PREFETCH_MIN_BYTES else 0
 
 _PREFETCH = "llvm.prefetch.p0" if llvmlite.binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
 
@@ -157,12 +170,14 @@ def _prefetch_edge_rows(A, objects, c):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def edge_sq_distances(X, objects, start, d_near, d_far):
-    """``d_near[t], d_far[t]``: squared distances of the near and far pair of edge ``start + t``."""
+def edge_sq_distances(X, objects, start, d_near, d_far, ahead=0):
+    """``d_near[t], d_far[t]``: squared distances of the near and far pair of edge ``start + t``; with
+    ``ahead`` > 0 the rows of edge ``start + t + ahead`` are prefetched (:func:`prefetch_ahead`)."""
     p = X.shape[1]
     for t in range(d_near.shape[0]):
         c = start + t
-        _prefetch_edge_rows(X, objects, c + PREFETCH_AHEAD)
+        if ahead > 0:
+            _prefetch_edge_rows(X, objects, c + ahead)
         i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
         near = 0.0
         for r in range(p):
@@ -177,8 +192,9 @@ def edge_sq_distances(X, objects, start, d_near, d_far):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def edge_distance_adjoint(X, objects, start, g_near, g_far, out):
-    """Adds ``sum_t g_near[t] dd_near/dX + g_far[t] dd_far/dX`` over the edges ``start + t`` to ``out``.
+def edge_distance_adjoint(X, objects, start, g_near, g_far, out, ahead=0):
+    """Adds ``sum_t g_near[t] dd_near/dX + g_far[t] dd_far/dX`` over the edges ``start + t`` to ``out``
+    (``ahead`` as in :func:`edge_sq_distances`, for the rows of ``X`` and ``out``).
 
     One loop per pair (with fastmath, so LLVM may reorder the p-term sums): 0.028 s instead of 0.045 s
     per 10^6 triplets at n = 10^4, p = 10 (profiled, one core).
@@ -186,8 +202,9 @@ def edge_distance_adjoint(X, objects, start, g_near, g_far, out):
     p = X.shape[1]
     for t in range(g_near.shape[0]):
         c = start + t
-        _prefetch_edge_rows(X, objects, c + PREFETCH_AHEAD)
-        _prefetch_edge_rows(out, objects, c + PREFETCH_AHEAD)
+        if ahead > 0:
+            _prefetch_edge_rows(X, objects, c + ahead)
+            _prefetch_edge_rows(out, objects, c + ahead)
         i, j, l, k = objects[c, 0], objects[c, 1], objects[c, 2], objects[c, 3]
         w_near = 2.0 * g_near[t]
         w_far = 2.0 * g_far[t]

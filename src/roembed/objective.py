@@ -34,7 +34,8 @@ import numba
 import numpy as np
 
 from ._array import ops_for
-from ._kernels import edge_distance_adjoint, edge_sq_distances, pair_distance_adjoint, pair_sq_distances
+from ._kernels import (edge_distance_adjoint, edge_sq_distances, pair_distance_adjoint, pair_sq_distances,
+                       prefetch_ahead)
 from .losses import Loss, robust_penalty
 
 CHUNK = 8192
@@ -219,12 +220,12 @@ class EdgeObjective:
         """The margins ``s_c`` at the embedding ``X`` of the edges ``0, step, 2 step, ...``, chunk by chunk
         (no per-pair array)."""
         X, objects = distances._embedding(X), self._objects(distances)[::step]
-        out = np.empty(len(objects))
+        out, ahead = np.empty(len(objects)), prefetch_ahead(X)
         size = self.chunk or CHUNK
         d_near, d_far = np.empty(size), np.empty(size)
         for start in range(0, len(objects), size):
             k = min(size, len(objects) - start)
-            edge_sq_distances(X, objects, start, d_near[:k], d_far[:k])
+            edge_sq_distances(X, objects, start, d_near[:k], d_far[:k], ahead)
             out[start: start + k] = self.loss.margin(d_near[:k], d_far[:k])[0]
         return out
 
@@ -233,12 +234,12 @@ class EdgeObjective:
         if self.cap is None:
             return None
         X, objects = distances._embedding(X), self._objects(distances)
-        out = np.empty(len(self))
+        out, ahead = np.empty(len(self)), prefetch_ahead(X)
         size = self.chunk or CHUNK
         d_near, d_far = np.empty(size), np.empty(size)
         for sl in self._slices():
             k = sl.stop - sl.start
-            edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k])
+            edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k], ahead)
             out[sl] = self.terms(d_near[:k], d_far[:k], sl)[3]
         return out
 
@@ -258,7 +259,7 @@ class EdgeObjective:
         threads = max(1, min(threads or default_threads(), n_edges // THREAD_EDGES))
         if threads == 1 and len(distances) <= n_edges:
             return self._pair_value_and_grad(X, distances)
-        objects = self._objects(distances)
+        objects, ahead = self._objects(distances), prefetch_ahead(X)
         bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
 
         def block(lo, hi, grad):
@@ -267,11 +268,11 @@ class EdgeObjective:
             value = 0.0
             for sl in self._slices(lo, hi):
                 k = sl.stop - sl.start
-                edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k])
+                edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k], ahead)
                 v, g_near, g_far, _ = self.terms(d_near[:k], d_far[:k], sl)
                 value += v
                 edge_distance_adjoint(X, objects, sl.start, np.broadcast_to(g_near, (k,)),
-                                      np.broadcast_to(g_far, (k,)), grad)
+                                      np.broadcast_to(g_far, (k,)), grad, ahead)
             return value
 
         grads = [np.zeros_like(X) for _ in range(threads)]
