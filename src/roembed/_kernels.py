@@ -115,9 +115,9 @@ def number_runs(order, first_key, second_key, ids):
 # (both ends of each row: a row of p = 10 float64 spans two cache lines).  On the 2-core development
 # machine (AMD EPYC, 1 MB L2 per core; 10^7 edges over n = 10^5 objects, p = 10; ``python
 # benchmarks/profile_fit.py --evaluation --m 1e7``, docs/data/profile_evaluation_1e7_*.json): distances
-# 37 -> 15 ns per edge and adjoint 89 -> 28 on one thread, the whole pass 92 -> 33 ns on two; 8 to 16
-# edges ahead did equally well.  At 10^6 edges over n = 10^4 the embedding fits in L2 and nothing changes.
-# A hint only: the results are bit-identical.
+# 37 -> 15 ns per edge and adjoint 89 -> 28 on one thread, the whole pass 92 -> 33 ns on two (on an earlier
+# VM of the same kind, 8 to 16 edges ahead did equally well).  Embeddings that stay in the caches are not
+# prefetched (:func:`prefetch_ahead`).  A hint only: the results are bit-identical.
 
 PREFETCH_AHEAD = 12
 """Edges ahead whose embedding rows the edge loops prefetch."""
@@ -133,6 +133,7 @@ def prefetch_ahead(X: np.ndarray) -> int:
     n = 10^4 (0.8 MB) 26 -> 29 in the whole pass 38 -> 41-42; n = 3 x 10^4 (2.4 MB) 28 -> 29;
     n = 5 x 10^4 (4 MB) 37 -> 32; n = 10^5 (8 MB) 119 -> 39."""
     return PREFETCH_AHEAD if X.nbytes >= PREFETCH_MIN_BYTES else 0
+
 
 _PREFETCH = "llvm.prefetch.p0" if llvmlite.binding.llvm_version_info[0] >= 15 else "llvm.prefetch.p0i8"
 
