@@ -20,13 +20,16 @@ and after; medians over ``--runs``.  With more than one size, the growth
 exponent of time (and of time per iteration) in ``m`` is fitted by least squares on
 log-log and printed.  ``--cblearn PYTHON`` adds cblearn's SOE (the non-robust peer;
 ``--cblearn-n-init`` restarts, 1 by default, its default being 10) in that
-interpreter on the sizes up to ``--cblearn-max``.
+interpreter on the sizes up to ``--cblearn-max``.  Last, issue 16's targets (:func:`targets`): each
+with the value measured and "met", "missed" or "not measured" (a size or solver it needs is not in the
+runs); ``--table`` merges the JSON of several commands (the CPU sizes and a GPU machine's, say) into one
+such report, kept as JSON with ``--out``.
 
 One command per size, each writing its JSON (the lead can rerun any of them)::
 
     python benchmarks/bench_scale.py --m 1e5 --runs 3 --out benchmarks/out/scale_1e5.json
     python benchmarks/bench_scale.py --m 1e7 --runs 1 --out benchmarks/out/scale_1e7.json
-    python benchmarks/bench_scale.py --table benchmarks/out/scale_*.json     # one table + exponent
+    python benchmarks/bench_scale.py --table benchmarks/out/scale_*.json     # one table + exponent + targets
     python benchmarks/bench_scale.py --sweep 1e5 3e5 1e6 --cblearn /work/venv-cb/bin/python
     python benchmarks/bench_scale.py --m 1e8 --solvers torch --device cuda --runs 1   # on a GPU
     python benchmarks/bench_scale.py --quick               # smoke run (m = 10^5, one run)
@@ -44,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _results import finish, print_table
+from _results import finish, print_table, write_results
 from _results import loadavg as _loadavg, reset_peak as _reset_peak, status_bytes as _status_bytes
 
 HERE = Path(__file__).resolve().parent
@@ -234,13 +237,67 @@ GROWTH = {"solver": "", "sizes": "", "points": ".0f", "time_exponent": ".3f", "c
           "per_iteration_exponent": ".3f"}
 
 
-def table_from(paths) -> None:
-    """Merges the runs of several JSON outputs and prints one table with the growth exponents."""
+LIMITS = (  # issue 16's targets on one size: (target, solver, on a GPU, m, field, upper limit)
+    ("CPU: 10^7 triplets under 150 s", "numpy", False, 10**7, "seconds", 150.0),
+    ("CPU: 10^7 peak under 100 bytes per comparison", "numpy", False, 10**7, "fit_per_comparison", 100.0),
+    ("GPU: 10^7 triplets under 10 s", "torch", True, 10**7, "seconds", 10.0),
+    ("GPU: 10^8 triplets under 90 s", "torch", True, 10**8, "seconds", 90.0),
+    ("GPU: 10^8 under 12 GB of device memory", "torch", True, 10**8, "cuda_peak_bytes", 12e9),
+)
+MAX_EXPONENT = 1.1  # CPU time from 10^5 to 10^7
+MAX_ERROR_GAP = 0.002  # GPU held-out error against the CPU path's
+
+
+def _on_gpu(row) -> bool:
+    return row["solver"] == "torch" and str(row.get("device", "")).startswith("cuda")
+
+
+def targets(summary) -> list[dict]:
+    """Issue 16's targets against ``summary``: what was measured and whether it is met ("not measured" where
+    the sizes or solvers it needs are not in the runs)."""
+    out = []
+    for name, solver, gpu, m, field, limit in LIMITS:
+        row = next((s for s in summary if s["solver"] == solver and _on_gpu(s) == gpu and s["m"] == m
+                    and s.get(field) is not None), None)
+        out.append(dict(target=name, measured="-" if row is None else f"{row[field]:.4g}",
+                        verdict="not measured" if row is None else "met" if row[field] < limit else "missed"))
+    cpu = sorted((s for s in summary if s["solver"] == "numpy" and 10**5 <= s["m"] <= 10**7), key=lambda s: s["m"])
+    exponent = None
+    if cpu and cpu[0]["m"] == 10**5 and cpu[-1]["m"] == 10**7:
+        exponent = float(np.polyfit(np.log([s["m"] for s in cpu]), np.log([s["seconds"] for s in cpu]), 1)[0])
+    out.append(dict(target=f"CPU: time exponent at most {MAX_EXPONENT} from 10^5 to 10^7",
+                    measured="-" if exponent is None else f"{exponent:.3f} ({len(cpu)} sizes)",
+                    verdict="not measured" if exponent is None else "met" if exponent <= MAX_EXPONENT else "missed"))
+    pairs = [(g, c) for g in summary if _on_gpu(g) for c in summary
+             if c["solver"] == "numpy" and c["m"] == g["m"]]
+    out.append(dict(target="GPU: faster than the CPU path from 10^5 up",
+                    measured="-" if not pairs else ", ".join(f"{c['seconds'] / g['seconds']:.2f}x at {g['m']:.0e}"
+                                                              for g, c in pairs),
+                    verdict="not measured" if not pairs else
+                    "met" if all(g["seconds"] < c["seconds"] for g, c in pairs) else "missed"))
+    gaps = [abs(g["test_error"] - c["test_error"]) for g, c in pairs]
+    out.append(dict(target=f"GPU: held-out error within {MAX_ERROR_GAP} of the CPU path's",
+                    measured="-" if not gaps else f"{max(gaps):.4f} at most",
+                    verdict="not measured" if not gaps else "met" if max(gaps) <= MAX_ERROR_GAP else "missed"))
+    return out
+
+
+TARGETS = {"target": "", "measured": "", "verdict": ""}
+
+
+def table_from(paths, out: Path | None = None, args=None) -> None:
+    """Merges the runs of several JSON outputs and prints one table with the growth exponents and the targets
+    (written to ``out`` as JSON when given)."""
     rows = [r for p in paths for r in json.loads(Path(p).read_text())["runs"]]
     summary = summarise(rows)
     print_table(summary, TABLE)
     print()
     print_table(growth(summary), GROWTH)
+    print()
+    print_table(targets(summary), TARGETS)
+    if out is not None:
+        write_results(out, args, runs=rows, summary=summary, growth=growth(summary), targets=targets(summary),
+                      merged=[str(p) for p in paths])
 
 
 def main(argv=None):
@@ -259,13 +316,14 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
     parser.add_argument("--table", nargs="+", type=Path, default=None, help="print one table from these JSON files")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/out/bench_scale.json)")
+    parser.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/out/bench_scale.json; "
+                        "with --table: only when given)")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(json.loads(args.child))))
         return
     if args.table:
-        table_from(args.table)
+        table_from(args.table, args.out, args)
         return
     if args.quick:
         args.m, args.runs = 1e5, 1
@@ -287,10 +345,12 @@ def main(argv=None):
                 if args.cblearn and m <= args.cblearn_max:
                     rows.append(run_child(args.cblearn, dict(spec, solver="cblearn")))
     summary = summarise(rows)
-    finish(out, args, rows, summary, TABLE, growth=growth(summary), commit=commit)
+    finish(out, args, rows, summary, TABLE, growth=growth(summary), targets=targets(summary), commit=commit)
     if len(sizes) > 1:
         print()
         print_table(growth(summary), GROWTH)
+    print()
+    print_table(targets(summary), TARGETS)
 
 
 if __name__ == "__main__":
