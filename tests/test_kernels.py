@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-from roembed import _kernels
 from roembed._kernels import (PREFETCH_AHEAD, PREFETCH_MIN_BYTES, edge_distance_adjoint, edge_sq_distances,
                               prefetch_ahead)
 
@@ -44,23 +43,6 @@ def test_edge_loops_match_numpy_up_to_the_last_edge(p, layout, ahead):
         np.testing.assert_allclose(d_near, ref_near, rtol=1e-12)
         np.testing.assert_allclose(d_far, ref_far, rtol=1e-12)
         np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12)
-
-
-def test_prefetch_reads_nothing_and_stays_inside_the_edges():
-    """The hint has no effect of its own: prefetching every row, and past the last edge, changes nothing."""
-    A = np.arange(12.0).reshape(4, 3)
-    objects = np.array([[0, 1, 2, 3], [3, 2, 1, 0]])
-    before = A.copy()
-    for c in range(objects.shape[0] + 3):
-        _kernels._prefetch_edge_rows(A, objects, c)
-    np.testing.assert_array_equal(A, before)
-
-
-def test_the_intrinsic_matches_the_llvm_of_this_numba():
-    """Typed pointers (LLVM < 15) name the intrinsic by its pointer type; opaque pointers do not."""
-    import llvmlite.binding
-    major = llvmlite.binding.llvm_version_info[0]
-    assert _kernels._PREFETCH == ("llvm.prefetch.p0" if major >= 15 else "llvm.prefetch.p0i8")
 
 
 def test_only_embeddings_beyond_the_caches_are_prefetched():

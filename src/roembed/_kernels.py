@@ -129,8 +129,9 @@ def prefetch_ahead(X: np.ndarray) -> int:
     """The edge loops' ``ahead`` argument for the embedding ``X``: :data:`PREFETCH_AHEAD`, or 0 (no prefetch)
     for an embedding under :data:`PREFETCH_MIN_BYTES` (2 MiB, twice a core's L2 on the development machine),
     whose rows mostly stay in the caches, where the hints only cost.  Measured there
-    (``profile_fit.py --evaluation``, p = 10, one thread, distances + adjoint, ns per edge without -> with):
-    n = 10^4 (0.8 MB) 26 -> 29 in the whole pass 38 -> 41-42; n = 3 x 10^4 (2.4 MB) 28 -> 29;
+    (``profile_fit.py --evaluation``, p = 10, one thread, distances + adjoint, ns per edge without -> with;
+    docs/data/profile_evaluation_ahead_*.json):
+    n = 10^4 (0.8 MB) 26-28 -> 29-32; n = 3 x 10^4 (2.4 MB) 28 -> 29;
     n = 5 x 10^4 (4 MB) 37 -> 32; n = 10^5 (8 MB) 119 -> 39."""
     return PREFETCH_AHEAD if X.nbytes >= PREFETCH_MIN_BYTES else 0
 
