@@ -71,33 +71,35 @@ def refine_setup(majority):
 def test_a_hopeless_refinement_is_scored_where_it_was_given_up(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
-    score, given_up = refine_candidate(problem, settings, state, held, best=1.0)  # nothing can come within 0.02 of 1
+    score, given_up, refined = refine_candidate(problem, settings, state, held, best=1.0)  # nothing can come within 0.02 of 1
     five = stage_refine(problem, dataclasses.replace(settings, solve=dict(settings.solve, max_iter=5)), state)
     assert given_up and not five.result.converged
     assert score == agreement(five.X, held)
+    np.testing.assert_array_equal(refined.X, five.X)  # the state it stopped in, which a large fit continues
 
 
 def test_a_refinement_near_the_best_runs_as_without_the_check(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
-    score, given_up = refine_candidate(problem, settings, state, held, best=0.0)
+    score, given_up, refined = refine_candidate(problem, settings, state, held, best=0.0)
     full = stage_refine(problem, settings, state)
     assert not given_up and full.result.converged and full.result.n_iter > 5
     assert score == agreement(full.X, held)  # the same iterates: the check only looked
+    np.testing.assert_array_equal(refined.X, full.X)
 
 
 def test_a_solver_that_cannot_stop_early_runs_every_refinement_to_the_end(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
     gram = dataclasses.replace(settings, solve=dict(settings.solve, solver="gram", max_iter=30))
-    score, given_up = refine_candidate(problem, gram, state, held, best=1.0)
+    score, given_up, _ = refine_candidate(problem, gram, state, held, best=1.0)
     assert not given_up and score == agreement(stage_refine(problem, gram, state).X, held)
 
 
 def test_a_refinement_that_converges_before_the_check_is_never_given_up(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 10_000)
-    score, given_up = refine_candidate(problem, settings, state, held, best=1.0)
+    score, given_up, _ = refine_candidate(problem, settings, state, held, best=1.0)
     assert not given_up and score == agreement(stage_refine(problem, settings, state).X, held)
 
 
@@ -111,6 +113,41 @@ def test_the_default_is_the_refit_of_its_choice_on_everything(majority, fitted):
     assert explicit.tuning_results_ == []  # nothing left to choose
     np.testing.assert_allclose(explicit.embedding_, fitted.embedding_)
     np.testing.assert_array_equal(explicit.outlier_mask_, fitted.outlier_mask_)
+
+
+def _final_gradient(est, X):
+    """Norm of the gradient of the fitted objective (loss on every comparison plus the ridge) at ``X``."""
+    graph, objective, alpha = est._fitted_objective()
+    distances = RobustProblem.build(graph, "soe", "net").distances
+    _, grad = objective.embedding_value_and_grad(np.asarray(X, dtype=np.float64), distances, threads=1)
+    return float(np.linalg.norm(grad + 2.0 * alpha * X))
+
+
+def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majority, fitted, monkeypatch):
+    continued = []
+
+    def spy(problem, settings, candidate):
+        continued.append((len(problem.graph), candidate))
+        return robust_continue_fit(problem, settings, candidate)
+
+    robust_continue_fit = robust.continue_fit
+    monkeypatch.setattr(robust, "continue_fit", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
+        assert continued == []  # under CONTINUE_EDGES: the refit from the start, as before
+        np.testing.assert_array_equal(small.embedding_, fitted.embedding_)
+        monkeypatch.setattr(robust, "CONTINUE_EDGES", 0)
+        large = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
+    [(n_edges, candidate)] = continued
+    assert n_edges == len(large.graph_)  # the continued stage ran on every comparison, not the training part
+    assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam}  # the same choice, the candidate's lam
+    assert large.tuning_results_ == fitted.tuning_results_
+    assert large.n_iter_ < fitted.n_iter_  # plain and robust stages not run again
+    # the candidate (fitted on 80% of the queries) is not a minimum of the objective on every comparison;
+    # the continued fit is
+    assert _final_gradient(large, large.embedding_) < 1e-2 * _final_gradient(large, candidate.X)
+    assert abs(large.score(majority.test) - fitted.score(majority.test)) < 0.01
 
 
 def test_the_default_beats_the_plain_per_vote_fit_under_majority_flips(majority, fitted):
