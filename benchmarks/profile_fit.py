@@ -40,7 +40,7 @@ from _results import finish, loadavg, status_bytes  # noqa: E402
 from bench_scale import make_data  # noqa: E402
 
 PHASES = ("_annotator_stage", "_restarts", "_choose", "_store_state")  # RobustOrdinalEmbedding methods
-STAGES = ("holdout_split", "stage_plain", "stage_penalty", "stage_robust", "stage_refine", "stage_shifts")
+STAGES = ("holdout_mask", "stage_plain", "stage_penalty", "stage_robust", "stage_refine", "stage_shifts")
 
 
 def load(m: int, seed: int):

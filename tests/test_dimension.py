@@ -71,8 +71,8 @@ def test_a_self_tuning_estimator_tunes_once_per_dimension_and_keeps_what_the_use
     from roembed.estimators.robust import tuned_params
 
     splits = []
-    real = robust.holdout_split
-    monkeypatch.setattr(robust, "holdout_split", lambda *a, **k: splits.append(1) or real(*a, **k))
+    real = robust.holdout_mask
+    monkeypatch.setattr(robust, "holdout_mask", lambda *a, **k: splits.append(1) or real(*a, **k))
     est = RobustOrdinalEmbedding(max_iter=200, random_state=0)
     sel = select_dimension(est, planted(2, seed=3), dimensions=[1, 2, 3], cv=3, patience=None, random_state=0)
     assert len(splits) == 3  # one validation search per dimension, not one per fold (9)

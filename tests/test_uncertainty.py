@@ -265,8 +265,8 @@ def test_replicates_keep_the_full_fits_choice_unless_retune(monkeypatch):
     import roembed.estimators.robust as robust
 
     searches = []
-    real = robust.holdout_split
-    monkeypatch.setattr(robust, "holdout_split", lambda *a, **k: searches.append(1) or real(*a, **k))
+    real = robust.holdout_mask
+    monkeypatch.setattr(robust, "holdout_mask", lambda *a, **k: searches.append(1) or real(*a, **k))
     data = small_problem(seed=4)
     full = RobustOrdinalEmbedding(2, max_iter=200, random_state=0).fit(data.train)
     assert len(searches) == 1

@@ -79,8 +79,9 @@ class GroupedKFold:
             yield rows[fold != f], rows[fold == f]
 
 
-def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query"):
-    """``(train, held_out)``: a seeded ``fraction`` of the groups (queries by default) held out whole.
+def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, groups="query") -> np.ndarray:
+    """A boolean mask of the held-out responses: a seeded ``fraction`` of the groups (queries by default),
+    held out whole.
 
     ``groups``: ``"query"``, ``"annotator"`` or one group id per response (see :func:`response_groups`).
 
@@ -95,8 +96,13 @@ def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, 
             f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
     held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
-    mask = np.isin(ids, held)
+    return np.isin(ids, held)
+
+
+def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query"):
+    """``(train, held_out)``: the responses outside and inside :func:`holdout_mask`."""
+    mask = holdout_mask(comparisons, fraction, random_state, groups)
     return comparisons[~mask], comparisons[mask]
 
 
-__all__ = ["GroupedKFold", "holdout_split", "response_groups", "GROUPINGS"]
+__all__ = ["GroupedKFold", "holdout_mask", "holdout_split", "response_groups", "GROUPINGS"]

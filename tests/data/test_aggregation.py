@@ -116,3 +116,43 @@ def test_graph_of_a_small_known_example():
     assert g.edges[g.reverse_edge[e]].tolist() == [0, 2, 0, 1]
     assert g.reverse_edge[g.edges.tolist().index([1, 0, 1, 2])] == -1
     assert g.opposing_votes[e] == 0.5
+
+
+def _assert_identical_graphs(sub, ref):
+    """Every array of the graph, bit for bit and of the same dtype."""
+    for name in ("pairs", "edge_pairs", "votes", "response_edge", "n_responses", "copies", "edge_objects",
+                 "reverse_edge", "edge_query", "edges"):
+        a, b = getattr(sub, name), getattr(ref, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert sub.n_objects == ref.n_objects and sub.n_queries == ref.n_queries
+
+
+@given(comparisons(), st.data())
+@settings(max_examples=60, deadline=None)
+def test_a_subgraph_of_whole_queries_is_the_graph_of_their_responses(c, data):
+    from roembed.model_selection import holdout_mask
+
+    copies = np.array(data.draw(st.lists(st.integers(1, 3), min_size=len(c), max_size=len(c))), dtype=float)
+    for comps in (c, c.with_weight(c.weight, copies=copies)):  # bootstrap copies: per-edge means of the subset
+        graph = comps.aggregate()
+        if graph.n_queries < 2:
+            continue
+        held = holdout_mask(comps, 0.5, data.draw(st.integers(0, 100)), groups=graph.response_query)
+        for side in (held, ~held):
+            sub, ref = graph.subgraph(side), comps[side].aggregate()
+            _assert_identical_graphs(sub, ref)
+            assert sub.comparisons.shape == ref.comparisons.shape
+            assert np.array_equal(sub.comparisons.quadruplets, ref.comparisons.quadruplets)
+            assert np.array_equal(sub.comparisons.annotator, ref.comparisons.annotator)
+
+
+def test_a_subgraph_refuses_an_edge_split_between_its_sides():
+    import pytest
+
+    c = Comparisons(np.array([[0, 1, 0, 2], [0, 1, 0, 2], [1, 2, 1, 3]]), n_objects=4)
+    graph = c.aggregate()
+    with pytest.raises(ValueError, match="whole edges"):
+        graph.subgraph(np.array([True, False, True]))  # the two votes of one edge on both sides
+    with pytest.raises(ValueError, match="boolean mask"):
+        graph.subgraph(np.array([0, 2]))
+    assert len(graph.subgraph(np.array([True, True, False]))) == 1

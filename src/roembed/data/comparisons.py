@@ -554,3 +554,52 @@ class ComparisonGraph:
         """One weighted response per edge (weight = votes); metadata is dropped."""
         return Comparisons(self.edges, n_objects=self.n_objects, weight=self.votes,
                            object_names=self.object_names)
+
+    def subgraph(self, responses) -> "ComparisonGraph":
+        """The graph of the responses picked by the boolean mask ``responses``, which must hold whole edges
+        (all of an edge's responses or none, as a split by query does): the arrays of
+        ``self.comparisons[responses].aggregate()``, bit for bit, cut out of this graph in linear time
+        without sorting.  The picked responses themselves (``comparisons``, ``response_edge``) are copied
+        out only when asked for: the self-tuning fit trains on such a graph and never asks, which saves
+        a copy of 80% of the responses (40 bytes each) beside the full graph."""
+        return _Subgraph(self, responses)
+
+
+class _Subgraph(ComparisonGraph):
+    """:meth:`ComparisonGraph.subgraph`: the edges of whole-edge responses of a ``parent`` graph."""
+
+    def __init__(self, parent: ComparisonGraph, responses):
+        responses = np.asarray(responses)
+        if responses.dtype != bool or responses.shape != (len(parent.comparisons),):
+            raise ValueError(f"responses must be a boolean mask of shape ({len(parent.comparisons)},), "
+                             f"got {responses.dtype} {responses.shape}")
+        picked = np.bincount(parent.response_edge[responses], minlength=len(parent))
+        keep = picked > 0
+        if np.any(picked[keep] != parent.n_responses[keep]):
+            raise ValueError("the responses must hold whole edges: some edge has responses on both sides")
+        idx = index_dtype(max(parent.n_objects, 2 * int(picked.sum()) + 1))  # as aggregating them would
+        edge_pairs = parent.edge_pairs[keep]
+        used = np.zeros(len(parent.pairs), bool)
+        used[edge_pairs.reshape(-1)] = True
+        pair_number = (np.cumsum(used) - 1).astype(idx)
+        self._parent, self._responses, self._keep = parent, responses, keep
+        self.pairs = _frozen(parent.pairs[used].astype(idx, copy=False))
+        self.edge_pairs = _frozen(pair_number[edge_pairs])
+        self.votes = _frozen(parent.votes[keep])
+
+    @cached_property
+    def comparisons(self) -> Comparisons:
+        return self._parent.comparisons[self._responses]
+
+    @cached_property
+    def response_edge(self) -> np.ndarray:
+        edge_number = (np.cumsum(self._keep) - 1).astype(self.pairs.dtype)
+        return _frozen(edge_number[self._parent.response_edge[self._responses]])
+
+    @property
+    def copies(self) -> np.ndarray:
+        parent = self._parent
+        return np.ones(len(self)) if parent.comparisons._copies is None else parent._given_copies[self._keep]
+
+    n_objects = property(lambda self: self._parent.n_objects)
+    object_names = property(lambda self: self._parent.object_names)

@@ -49,7 +49,7 @@ lowest objective kept) -> penalty (``lam``) -> robust -> refine -> shifts, each 
 ``(problem, settings, state) -> state`` (:func:`fit_robust`); a new stage is one more entry.
 
 The self-tuning default (``loss``, ``weighting``, ``refine`` = ``"auto"``): 20% of the
-*queries* (both directions, every vote; :func:`roembed.model_selection.holdout_split`) are
+*queries* (both directions, every vote; :func:`roembed.model_selection.holdout_mask`) are
 held out; candidates are fitted on the rest and scored by the share of held-out votes they
 satisfy, greedily and cheapest first: the weightings ``net``, ``majority`` and ``vote`` with SOE; t-STE
 (dof ``max(p - 1, 1)``, no ridge) with the better weighting; then the refinement stage
@@ -101,7 +101,7 @@ from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
 from ..metrics import agreement, weighted_median
-from ..model_selection import GroupedKFold, holdout_split
+from ..model_selection import GroupedKFold, holdout_mask
 from ..objective import EdgeObjective, PairDistances
 from ..solvers import STOPPABLE, SolverResult, solve
 from .base import check_param, edge_objective
@@ -627,14 +627,14 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         try:
             if graph.n_queries < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
-            train, held = holdout_split(graph.comparisons, self.validation_fraction, self.random_state,
-                                        groups=graph.response_query)
+            held_out = holdout_mask(graph.comparisons, self.validation_fraction, self.random_state,
+                                    groups=graph.response_query)
         except InvalidComparisonsError:
             warnings.warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
                           UserWarning, stacklevel=4)
             return chosen, [], None
-        inner = train.aggregate(device=self._graph_device())
+        inner, held = graph.subgraph(~held_out), graph.comparisons[held_out]  # whole queries, so whole edges
         results, states, kept = [], {}, [None]  # kept: the state of the best candidate so far
 
         def record(result, state):
@@ -642,9 +642,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 kept[0] = state
             results.append(result)
 
+        problems = {}  # one problem per weighting, its loss swapped: the candidates share its loss weights
+
         def run(loss_name, weighting):
             loss = _loss_of(loss_name, p)
-            problem = RobustProblem.build(inner, loss, weighting, self.two_sided)
+            if weighting not in problems:
+                problems[weighting] = RobustProblem.build(inner, loss, weighting, self.two_sided)
+            problem = dataclasses.replace(problems[weighting], loss=loss)
             settings = self._settings(loss, None, self.alpha, None)
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
@@ -669,7 +673,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         best = max(results, key=lambda r: r["score"])  # the first of equals: the cheaper candidate
         chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=best["refine"],
                       refine_alpha=best["refine_alpha"], alpha=self.alpha)
-        return chosen, results, kept[0]
+        # only the embedding and lam: the state's objective would keep the training graph alive in the final fit
+        return chosen, results, FitState(X=kept[0].X, lam=kept[0].lam)
 
 
 def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: FitState, held, best: float):
