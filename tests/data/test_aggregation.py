@@ -138,7 +138,11 @@ def test_a_subgraph_of_whole_queries_is_the_graph_of_their_responses(c, data):
         if graph.n_queries < 2:
             continue
         held = holdout_mask(comps, 0.5, data.draw(st.integers(0, 100)), groups=graph.response_query)
-        for side in (held, ~held):
+        edges = np.array(data.draw(st.lists(st.booleans(), min_size=len(graph), max_size=len(graph))))
+        by_edge = edges[graph.response_edge]  # whole edges, not whole queries: an opposite edge may be left out
+        for side in (held, ~held, by_edge):
+            if not side.any():
+                continue
             sub, ref = graph.subgraph(side), comps[side].aggregate()
             _assert_identical_graphs(sub, ref)
             assert sub.comparisons.shape == ref.comparisons.shape

@@ -575,7 +575,7 @@ class _Subgraph(ComparisonGraph):
                              f"got {responses.dtype} {responses.shape}")
         picked = np.bincount(parent.response_edge[responses], minlength=len(parent))
         keep = picked > 0
-        if np.any(picked[keep] != parent.n_responses[keep]):
+        if np.any(picked[keep] != np.bincount(parent.response_edge, minlength=len(parent))[keep]):
             raise ValueError("the responses must hold whole edges: some edge has responses on both sides")
         idx = index_dtype(max(parent.n_objects, 2 * int(picked.sum()) + 1))  # as aggregating them would
         edge_pairs = parent.edge_pairs[keep]
@@ -585,7 +585,23 @@ class _Subgraph(ComparisonGraph):
         self._parent, self._responses, self._keep = parent, responses, keep
         self.pairs = _frozen(parent.pairs[used].astype(idx, copy=False))
         self.edge_pairs = _frozen(pair_number[edge_pairs])
-        self.votes = _frozen(parent.votes[keep])
+
+    # Cut out of the parent's arrays on each use, not kept: the fit reads them once, for its loss weights.
+    @property
+    def votes(self) -> np.ndarray:
+        return _frozen(self._parent.votes[self._keep])
+
+    @property
+    def reverse_edge(self) -> np.ndarray:
+        """The parent's opposite edges renumbered; -1 where the opposite edge is not in the subgraph."""
+        reverse = self._parent.reverse_edge[self._keep]
+        kept = reverse >= 0
+        kept[kept] = self._keep[reverse[kept]]
+        return _frozen(np.where(kept, self._edge_number()[np.maximum(reverse, 0)], -1).astype(self.pairs.dtype))
+
+    def _edge_number(self) -> np.ndarray:
+        """The subgraph's number of each parent edge (meaningful where kept)."""
+        return (np.cumsum(self._keep) - 1).astype(self.pairs.dtype)
 
     @cached_property
     def comparisons(self) -> Comparisons:
@@ -593,8 +609,7 @@ class _Subgraph(ComparisonGraph):
 
     @cached_property
     def response_edge(self) -> np.ndarray:
-        edge_number = (np.cumsum(self._keep) - 1).astype(self.pairs.dtype)
-        return _frozen(edge_number[self._parent.response_edge[self._responses]])
+        return _frozen(self._edge_number()[self._parent.response_edge[self._responses]])
 
     @property
     def copies(self) -> np.ndarray:
