@@ -7,13 +7,10 @@ with a documented ``warning:`` line and a consistent output set (summary.json
 listing exactly the files present).  The same files through the Python API raise
 :class:`InvalidComparisonsError` with the same words, or warn with a ``DataWarning``.
 """
-import bz2
-import gzip
 import io
 import json
 import zipfile
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
