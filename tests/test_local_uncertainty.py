@@ -1,6 +1,5 @@
 """The local sandwich approximation: known answers against loops over responses, invariants, the
 singular path, coverage on planted data."""
-import warnings
 
 import numpy as np
 import pytest
@@ -88,7 +87,7 @@ def test_queries_split_into_copies_shrink_the_covariance_as_1_over_m():
     copies = edge_objective(graph, Logistic(), np.tile(a, m) / m)
     copies.objects = np.tile(graph.edge_objects, (m, 1))
     copies.loss_weight = np.tile(a, m) / m
-    copies.near, copies.far = np.tile(objective.near, m), np.tile(objective.far, m)
+    copies.near, copies.far = (np.tile(index, m) for index in objective.pair_indices())
     query = np.concatenate([graph.edge_query + r * E for r in range(m)])  # m independent copies of each query
     H3, B3, _ = local_curvature(copies, X, 1e-3, query)
     np.testing.assert_allclose(H3, H, rtol=1e-10, atol=1e-14)

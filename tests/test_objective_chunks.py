@@ -45,7 +45,7 @@ def test_embedding_evaluation_matches_the_pair_form(graph, loss, cap):
             np.testing.assert_allclose(gm, gamma, atol=1e-14)
         np.testing.assert_allclose(objective.margins(distances.from_embedding(X)),
                                    objective.loss.margin(*[distances.from_embedding(X)[p] for p in
-                                                           (objective.near, objective.far)])[0])
+                                                           objective.pair_indices()])[0])
 
 
 @pytest.fixture
@@ -187,3 +187,27 @@ def test_one_thread_goes_through_the_pairs_when_they_are_fewer_than_the_edges(gr
     pair_value, g_pair, _ = objective.evaluate(sparse_distances.from_embedding(Y), gamma=False)
     assert value == pytest.approx(float(pair_value), rel=1e-12)
     np.testing.assert_allclose(grad, sparse_distances.embedding_grad(g_pair, Y), rtol=1e-10, atol=1e-14)
+
+
+def test_a_subgraph_objective_equals_its_responses_and_reads_pair_indices_only_when_needed(graph, monkeypatch):
+    """The tuning's training subgraph keeps its parent's pairs: going edge by edge it never builds its (E, 2)
+    pair indices, and either way its objective is that of aggregating its responses."""
+    monkeypatch.setattr(objective_module, "THREAD_EDGES", 64)  # two threads: edge by edge
+    rng = np.random.default_rng(1)
+    responses = (graph.response_query % 5 != 0)  # whole queries, as the hold-out split takes them
+    sub, ref = graph.subgraph(responses), graph.comparisons[responses].aggregate()
+    assert len(sub.pairs) > len(ref.pairs)  # some parent pairs are in none of the subgraph's edges
+    X = rng.standard_normal((graph.n_objects, 3))
+    objective = edge_objective(sub, get_loss("soe"), sub.votes / sub.votes.sum(), 0.4)
+    expected = edge_objective(ref, get_loss("soe"), ref.votes / ref.votes.sum(), 0.4)
+    ref_distances = PairDistances(ref.pairs, ref.n_objects)
+    objective.chunk = expected.chunk = 64
+    v, g = objective.embedding_value_and_grad(X, PairDistances(sub.pairs, sub.n_objects), threads=2)
+    assert "edge_pairs" not in vars(sub) and objective.near is None
+    v_ref, g_ref = expected.embedding_value_and_grad(X, ref_distances, threads=2)
+    assert v == v_ref and np.array_equal(g, g_ref)  # the same edges in the same order: bit for bit
+    value, grad, gamma = pair_form(objective, PairDistances(sub.pairs, sub.n_objects), X)  # now it reads them
+    assert "edge_pairs" in vars(sub)
+    value_ref, grad_ref, gamma_ref = pair_form(expected, ref_distances, X)
+    assert value == pytest.approx(value_ref, rel=1e-12) and np.array_equal(gamma, gamma_ref)
+    np.testing.assert_allclose(grad, grad_ref, rtol=1e-9, atol=1e-13)

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.stats import norm
 
 from .data import as_comparisons
-from .objective import quadruplet_distances
+from .objective import QUADRUPLET_CHUNK, quadruplet_distances
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,25 @@ def agreement(X, comparisons) -> float:
     comparisons = as_comparisons(comparisons)
     w = comparisons.weight
     return float(np.dot(w, satisfied(X, comparisons)) / w.sum()) if w.sum() > 0 else float("nan")
+
+
+def edge_agreement(X, graph, edges) -> float:
+    """:func:`agreement` of the responses on the edges ``edges`` of ``graph`` (whole edges, as a split by
+    query holds), read through the graph's edges chunk by chunk: each edge counts its votes, and no copy of
+    the responses is made (the self-tuning fit's validation score; at 10^7 comparisons a copy of the
+    held-out 20% took 8 bytes per comparison).  Equal to ``agreement(X, responses)`` bit for bit when the
+    weights are integers (every sum is exact), else to rounding."""
+    X, edges = np.asarray(X, float), np.asarray(edges)
+    votes = np.asarray(graph.votes)
+    total, satisfied_votes = 0.0, 0.0
+    for start in range(0, len(edges), QUADRUPLET_CHUNK):
+        chunk = edges[start: start + QUADRUPLET_CHUNK]
+        quads = graph.pairs[graph.edge_pairs[chunk]].reshape(len(chunk), 4)  # near pair, then far pair
+        d_near, d_far = quadruplet_distances(X, quads)
+        w = votes[chunk]
+        total += w.sum()
+        satisfied_votes += np.dot(w, d_near < d_far)
+    return float(satisfied_votes / total) if total > 0 else float("nan")
 
 
 def weighted_median(values, weights) -> float:

@@ -137,8 +137,9 @@ class EdgeObjective:
     Parameters
     ----------
     loss : Loss
-    near, far : (E,) int arrays
-        Pair indices of each edge's near pair ``(i, j)`` and far pair ``(l, k)``.
+    near, far : (E,) int arrays or None
+        Pair indices of each edge's near pair ``(i, j)`` and far pair ``(l, k)``; None: read from
+        ``graph.edge_pairs`` when first needed (:meth:`pair_indices`).
     loss_weight : (E,) array
         ``a_c`` (e.g. the votes ``w_c``, or ``w_c^2`` for ROE's paper weighting).
     n_pairs : int
@@ -151,6 +152,9 @@ class EdgeObjective:
     objects : (E, 4) int array or None
         The objects of each edge's near and far pair (``ComparisonGraph.edge_objects``), read by
         :meth:`embedding_value_and_grad`; None: looked up through the pairs on first use.
+    graph : ComparisonGraph or None
+        Where ``near``/``far`` come from when None.  Going edge by edge through ``objects``, a solve
+        never reads them: a tuning subgraph then has no (E, 2) array of pair indices (8 bytes an edge).
     """
 
     loss: Loss
@@ -162,9 +166,17 @@ class EdgeObjective:
     two_sided: bool = False
     chunk: int | None = None
     objects: np.ndarray | None = None
+    graph: object = None
 
     def __len__(self) -> int:
         return len(self.loss_weight)
+
+    def pair_indices(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(near, far)``, read from ``graph`` on first use when not given."""
+        if self.near is None:
+            edge_pairs = self.graph.edge_pairs
+            self.near, self.far = edge_pairs[:, 0], edge_pairs[:, 1]
+        return self.near, self.far
 
     def _slices(self, start: int = 0, stop: int | None = None, torch: bool = False):
         size = self.chunk or (TORCH_CHUNK if torch else CHUNK)
@@ -188,9 +200,9 @@ class EdgeObjective:
 
     def margins(self, d_pair):
         """The margin ``s_c`` of every edge at the pair distances ``d_pair``."""
-        out = ops_for(d_pair).empty_like(d_pair, len(self))
+        out, (near, far) = ops_for(d_pair).empty_like(d_pair, len(self)), self.pair_indices()
         for sl in self._slices(torch=not isinstance(d_pair, np.ndarray)):
-            out[sl] = self.loss.margin(d_pair[self.near[sl]], d_pair[self.far[sl]])[0]
+            out[sl] = self.loss.margin(d_pair[near[sl]], d_pair[far[sl]])[0]
         return out
 
     def evaluate(self, d_pair, gamma: bool = True):
@@ -199,9 +211,9 @@ class EdgeObjective:
         ops = ops_for(d_pair)
         g_pair = ops.zeros_like(d_pair)
         shifts = ops.empty_like(d_pair, len(self)) if gamma and self.cap is not None else None
-        value = 0.0
+        value, (all_near, all_far) = 0.0, self.pair_indices()
         for sl in self._slices(torch=not isinstance(d_pair, np.ndarray)):
-            near, far = self.near[sl], self.far[sl]
+            near, far = all_near[sl], all_far[sl]
             v, g_near, g_far, gm = self.terms(d_pair[near], d_pair[far], sl)
             value = value + v
             ops.scatter_add(g_pair, near, g_near)
@@ -212,8 +224,8 @@ class EdgeObjective:
 
     def _objects(self, distances: PairDistances) -> np.ndarray:
         if self.objects is None:
-            self.objects = np.stack([distances.a[self.near], distances.b[self.near],
-                                     distances.a[self.far], distances.b[self.far]], axis=1)
+            near, far = self.pair_indices()
+            self.objects = np.stack([distances.a[near], distances.b[near], distances.a[far], distances.b[far]], axis=1)
         return self.objects
 
     def embedding_margins(self, X: np.ndarray, distances: PairDistances, step: int = 1) -> np.ndarray:

@@ -118,12 +118,14 @@ def test_graph_of_a_small_known_example():
     assert g.opposing_votes[e] == 0.5
 
 
-def _assert_identical_graphs(sub, ref):
-    """Every array of the graph, bit for bit and of the same dtype."""
-    for name in ("pairs", "edge_pairs", "votes", "response_edge", "n_responses", "copies", "edge_objects",
-                 "reverse_edge", "edge_query", "edges"):
+def _assert_same_edges(sub, ref):
+    """Every per-edge and per-response array, bit for bit and of the same dtype, and the objects of each edge's
+    pairs (the subgraph's pairs are its parent's, numbered as there)."""
+    for name in ("votes", "response_edge", "n_responses", "copies", "edge_objects", "reverse_edge", "edge_query",
+                 "edges"):
         a, b = getattr(sub, name), getattr(ref, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert np.array_equal(sub.pairs[sub.edge_pairs], ref.pairs[ref.edge_pairs])
     assert sub.n_objects == ref.n_objects and sub.n_queries == ref.n_queries
 
 
@@ -144,7 +146,9 @@ def test_a_subgraph_of_whole_queries_is_the_graph_of_their_responses(c, data):
             if not side.any():
                 continue
             sub, ref = graph.subgraph(side), comps[side].aggregate()
-            _assert_identical_graphs(sub, ref)
+            _assert_same_edges(sub, ref)
+            assert sub.pairs is graph.pairs and np.array_equal(np.flatnonzero(sub.kept_edges),
+                                                               np.unique(graph.response_edge[side]))
             assert sub.comparisons.shape == ref.comparisons.shape
             assert np.array_equal(sub.comparisons.quadruplets, ref.comparisons.quadruplets)
             assert np.array_equal(sub.comparisons.annotator, ref.comparisons.annotator)
@@ -160,3 +164,26 @@ def test_a_subgraph_refuses_an_edge_split_between_its_sides():
     with pytest.raises(ValueError, match="boolean mask"):
         graph.subgraph(np.array([0, 2]))
     assert len(graph.subgraph(np.array([True, True, False]))) == 1
+
+
+@given(comparisons(), st.data())
+@settings(max_examples=60, deadline=None)
+def test_the_agreement_of_whole_edges_read_through_the_graph_is_that_of_their_responses(c, data):
+    from roembed.metrics import agreement, edge_agreement
+
+    X = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=2 * N_OBJECTS, max_size=2 * N_OBJECTS)),
+                 dtype=float).reshape(N_OBJECTS, 2)  # integer coordinates: ties d_near == d_far happen
+    for comps in (c, c.with_weight(np.round(c.weight))):  # integer weights: every sum exact, so bit for bit
+        graph = comps.aggregate()
+        edges = np.array(data.draw(st.lists(st.booleans(), min_size=len(graph), max_size=len(graph))))
+        side = edges[graph.response_edge]
+        if not side.any():
+            assert np.isnan(edge_agreement(X, graph, np.flatnonzero(edges)))
+            continue
+        got, want = edge_agreement(X, graph, np.flatnonzero(edges)), agreement(X, comps[side])
+        if np.isnan(want):
+            assert np.isnan(got)
+        elif comps is c:
+            assert abs(got - want) <= 1e-12
+        else:
+            assert got == want

@@ -71,7 +71,7 @@ def refine_setup(majority):
 def test_a_hopeless_refinement_is_scored_where_it_was_given_up(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
-    score, given_up, refined = refine_candidate(problem, settings, state, held, best=1.0)  # nothing can come within 0.02 of 1
+    score, given_up, refined = refine_candidate(problem, settings, state, lambda X: agreement(X, held), best=1.0)  # nothing can come within 0.02 of 1
     five = stage_refine(problem, dataclasses.replace(settings, solve=dict(settings.solve, max_iter=5)), state)
     assert given_up and not five.result.converged
     assert score == agreement(five.X, held)
@@ -81,7 +81,7 @@ def test_a_hopeless_refinement_is_scored_where_it_was_given_up(refine_setup, mon
 def test_a_refinement_near_the_best_runs_as_without_the_check(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
-    score, given_up, refined = refine_candidate(problem, settings, state, held, best=0.0)
+    score, given_up, refined = refine_candidate(problem, settings, state, lambda X: agreement(X, held), best=0.0)
     full = stage_refine(problem, settings, state)
     assert not given_up and full.result.converged and full.result.n_iter > 5
     assert score == agreement(full.X, held)  # the same iterates: the check only looked
@@ -92,14 +92,14 @@ def test_a_solver_that_cannot_stop_early_runs_every_refinement_to_the_end(refine
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 5)
     gram = dataclasses.replace(settings, solve=dict(settings.solve, solver="gram", max_iter=30))
-    score, given_up, _ = refine_candidate(problem, gram, state, held, best=1.0)
+    score, given_up, _ = refine_candidate(problem, gram, state, lambda X: agreement(X, held), best=1.0)
     assert not given_up and score == agreement(stage_refine(problem, gram, state).X, held)
 
 
 def test_a_refinement_that_converges_before_the_check_is_never_given_up(refine_setup, monkeypatch):
     problem, settings, state, held = refine_setup
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 10_000)
-    score, given_up, _ = refine_candidate(problem, settings, state, held, best=1.0)
+    score, given_up, _ = refine_candidate(problem, settings, state, lambda X: agreement(X, held), best=1.0)
     assert not given_up and score == agreement(stage_refine(problem, settings, state).X, held)
 
 

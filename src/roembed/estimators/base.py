@@ -34,8 +34,8 @@ def check_param(name: str, value, *, low=None, high=None, low_open=False, intege
 
 def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, two_sided=False) -> EdgeObjective:
     """The objective of ``loss`` over the edges of ``graph``."""
-    return EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1], np.asarray(loss_weight, float),
-                         len(graph.pairs), cap, two_sided, objects=graph.edge_objects)
+    return EdgeObjective(loss, None, None, np.asarray(loss_weight, float), len(graph.pairs), cap, two_sided,
+                         objects=graph.edge_objects, graph=graph)  # near/far read from the graph if needed
 
 
 def random_embedding(n_objects: int, n_components: int, random_state, scale: float = 1e-2) -> np.ndarray:

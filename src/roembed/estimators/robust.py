@@ -100,7 +100,7 @@ from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
-from ..metrics import agreement, weighted_median
+from ..metrics import edge_agreement, weighted_median
 from ..model_selection import GroupedKFold, holdout_mask
 from ..objective import EdgeObjective, PairDistances
 from ..solvers import STOPPABLE, SolverResult, solve
@@ -133,9 +133,15 @@ def edge_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray:
     if weighting == "paper":
         return w * w * copies
     rev = np.asarray(graph.reverse_edge)
-    net = w - np.where(rev >= 0, w[np.maximum(rev, 0)], 0.0)
+    has = rev >= 0
+    net = w  # w - w_rev in place: no edge-long temporaries when no query has votes both ways
+    if has.any():
+        net = w.copy()
+        net[has] -= w[rev[has]]
     if weighting == "net":
-        return np.maximum(net, 0.0) * copies
+        np.maximum(net, 0.0, out=net)
+        net *= copies
+        return net
     return ((net > 0) + 0.5 * (net == 0)) * copies  # majority vote (ties: half a vote each way)
 
 
@@ -520,6 +526,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             state = continue_fit(problem, settings, candidate)
         else:
             state = fit_robust(problem, settings, X0)
+        # the per-edge arrays of the solve (loss weights, the graph's edge objects) are freed before the outlier
+        # table is built; the edge objects are computed again if something asks
+        state, problem = dataclasses.replace(state, objective=None), None
+        graph.forget("edge_objects")
         self._store_state(dataclasses.replace(state, n_iter=state.n_iter + annotator_iter + restarts.n_iter,
                                               restart_objectives=state.restart_objectives
                                               if restarts.restart_objectives is None
@@ -634,7 +644,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                           f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
                           UserWarning, stacklevel=4)
             return chosen, [], None
-        inner, held = graph.subgraph(~held_out), graph.comparisons[held_out]  # whole queries, so whole edges
+        inner = graph.subgraph(~held_out)  # whole queries, so whole edges
+        held_edges = np.flatnonzero(~inner.kept_edges).astype(graph.pairs.dtype)
+        del held_out
+        graph.forget("edge_query")  # read by the split only; 4 bytes an edge (computed again if asked)
+
+        def held_out_score(X):  # agreement, read through the full graph's edges (no copy of the responses)
+            return edge_agreement(X, graph, held_edges)
         results, states, kept = [], {}, [None]  # kept: the state of the best candidate so far
 
         def record(result, state):
@@ -653,7 +669,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
             record(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
-                        score=agreement(state.X, held), given_up=False), state)
+                        score=held_out_score(state.X), given_up=False), state)
             return results[-1]
 
         best = max((run(losses[0], w) for w in weightings), key=lambda r: r["score"])
@@ -668,7 +684,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             for slope, ridge in refines[1:]:
                 score, given_up, refined = refine_candidate(problem, dataclasses.replace(settings, refine=slope,
                                                                                          refine_alpha=ridge),
-                                                            state, held, max(r["score"] for r in results))
+                                                            state, held_out_score, max(r["score"] for r in results))
                 record(dict(top, refine=slope, refine_alpha=ridge, score=score, given_up=given_up), refined)
         best = max(results, key=lambda r: r["score"])  # the first of equals: the cheaper candidate
         chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=best["refine"],
@@ -677,8 +693,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         return chosen, results, FitState(X=kept[0].X, lam=kept[0].lam)
 
 
-def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: FitState, held, best: float):
-    """``(held-out agreement, given up, state)`` of the refinement stage from ``state``, a tuning candidate.
+def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: FitState, score, best: float):
+    """``(score(X), given up, state)`` of the refinement stage from ``state``, a tuning candidate; ``score`` is
+    the held-out agreement of an embedding.
 
     At its iteration ``HOPELESS_AFTER`` a refinement whose agreement is below the ``best`` candidate's by
     more than ``HOPELESS_MARGIN`` is given up (the solver's ``stop``; scored where it stopped); any other
@@ -688,12 +705,12 @@ def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: Fi
     docs/results.md, "Hopeless refinements".
     """
     def hopeless(iteration, X):
-        return iteration == HOPELESS_AFTER and agreement(X, held) < best - HOPELESS_MARGIN
+        return iteration == HOPELESS_AFTER and score(X) < best - HOPELESS_MARGIN
 
     if settings.solve.get("solver", "lbfgs") in STOPPABLE:
         settings = dataclasses.replace(settings, solve=dict(settings.solve, stop=hopeless))
     state = stage_refine(problem, settings, state)
-    return agreement(state.X, held), bool(state.result.stopped), state
+    return score(state.X), bool(state.result.stopped), state
 
 
 TUNED = ("loss", "weighting", "refine", "refine_alpha", "alpha")

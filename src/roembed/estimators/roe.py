@@ -169,7 +169,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
             G = result.solution
             info = {"method": self.rank_method, "n_steps": 0, "rank_before": None, "rank_reduced": None}
             if self.rank_method == "reduce":
-                red = reduce_rank(G, distances, objective.near, objective.far)
+                red = reduce_rank(G, distances, *objective.pair_indices())
                 info.update(n_steps=red.n_steps, rank_before=red.rank_before, rank_reduced=red.rank_after,
                             max_margin_change=red.max_margin_change)
                 G = red.gram

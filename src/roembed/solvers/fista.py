@@ -58,7 +58,7 @@ def smooth_part(objective: EdgeObjective, distances: PairDistances, G: np.ndarra
                 gradient: bool = True):
     """``f(G, gamma) = sum_c a_c phi(m_c(G) + gamma_c)`` and, if asked, ``(grad_G, grad_gamma)``."""
     d = distances.from_gram(G)
-    near, far = objective.near, objective.far
+    near, far = objective.pair_indices()
     s, ds_near, ds_far = objective.loss.margin(d[near], d[far])
     value, slope = objective.loss.penalty(s + gamma)
     a = objective.loss_weight
@@ -127,7 +127,7 @@ def fista_gram(
         raise ValueError(f"eta must be > 1, got {eta!r}")
     if lam < 0:
         raise ValueError(f"lam must be >= 0, got {lam!r}")
-    n_edges = len(objective.near)
+    n_edges = len(objective)
     b = np.ones(n_edges) if penalty_weight is None else np.asarray(penalty_weight, dtype=np.float64)
     project = project_psd if rank is None else (lambda M: project_psd_rank(M, rank))
 

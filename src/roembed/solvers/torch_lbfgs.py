@@ -104,8 +104,8 @@ class TorchObjective:
         self.dtype = getattr(torch, str(dtype).replace("torch.", ""))
         objects = objective.objects
         if objects is None:
-            objects = np.stack([distances.a[objective.near], distances.b[objective.near],
-                                distances.a[objective.far], distances.b[objective.far]], axis=1)
+            near, far = objective.pair_indices()
+            objects = np.stack([distances.a[near], distances.b[near], distances.a[far], distances.b[far]], axis=1)
         objects = np.asarray(objects)
         index = np.int32 if distances.n_objects < np.iinfo(np.int32).max else np.int64
 
@@ -113,7 +113,7 @@ class TorchObjective:
             return None if a is None else torch.as_tensor(np.asarray(a), device=self.device).to(self.dtype)
 
         self.objects = torch.tensor(objects.astype(index, copy=False), device=self.device)
-        self.objective = dataclasses.replace(objective, near=None, far=None, objects=None,
+        self.objective = dataclasses.replace(objective, near=None, far=None, objects=None, graph=None,
                                              loss_weight=real(objective.loss_weight), cap=real(objective.cap),
                                              chunk=chunk or objective.chunk)
         self.n_objects = distances.n_objects
