@@ -651,6 +651,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
         def held_out_score(X):  # agreement, read through the full graph's edges (no copy of the responses)
             return edge_agreement(X, graph, held_edges)
+
         results, states, kept = [], {}, [None]  # kept: the state of the best candidate so far
 
         def record(result, state):
