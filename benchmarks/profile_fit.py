@@ -6,8 +6,9 @@ flipped), drawn with ``--seed`` (7: the exploration seed; the benchmark's own is
 ``--memory``
     One default ``RobustOrdinalEmbedding(10)`` fit; a thread samples the resident set every 5 ms and
     keeps the peak per phase (the stack of the fit's stages and tuning steps in progress), printed in
-    bytes per comparison over the resident set before the fit; with ``--tracemalloc`` also the peak of
-    the traced (NumPy) allocations.
+    bytes per comparison over the resident set before the fit; with ``--tracemalloc`` also the exact peak
+    of the traced (NumPy) allocations per phase (no allocator or library overhead: where the bytes are)
+    and over the whole fit.
 ``--evaluation``
     One pass of the objective and its gradient over the graph (SOE loss, robust envelope, unit cap),
     split into its parts on one thread -- the compiled distance loop, the loss on each chunk, the
@@ -57,7 +58,7 @@ def memory(comparisons, with_tracemalloc: bool) -> list[dict]:
     import roembed.estimators.robust as robust
     from roembed import RobustOrdinalEmbedding
 
-    stack, peaks, done = ["fit"], {}, threading.Event()
+    stack, peaks, traced, done = ["fit"], {}, {}, threading.Event()
 
     def sample():
         while not done.is_set():
@@ -65,13 +66,22 @@ def memory(comparisons, with_tracemalloc: bool) -> list[dict]:
             peaks[key] = max(peaks.get(key, 0), status_bytes("VmRSS"))
             time.sleep(0.005)
 
+    def boundary():
+        """The traced peak since the last phase boundary belongs to the phase in progress (exact, not sampled)."""
+        if tracemalloc.is_tracing():
+            key = "/".join(stack)
+            traced[key] = max(traced.get(key, 0), tracemalloc.get_traced_memory()[1])
+            tracemalloc.reset_peak()
+
     def labelled(f, name):
         @functools.wraps(f)
         def g(*args, **kwargs):
+            boundary()
             stack.append(name)
             try:
                 return f(*args, **kwargs)
             finally:
+                boundary()
                 stack.pop()
         return g
 
@@ -95,6 +105,7 @@ def memory(comparisons, with_tracemalloc: bool) -> list[dict]:
             warnings.simplefilter("ignore")
             RobustOrdinalEmbedding(10, random_state=0).fit(comparisons)
     finally:
+        boundary()
         done.set()
         for name, f in saved.items():
             setattr(robust, name, f)
@@ -103,10 +114,13 @@ def memory(comparisons, with_tracemalloc: bool) -> list[dict]:
         for name, f in saved_methods.items():
             setattr(RobustOrdinalEmbedding, name, f)
     seconds = time.perf_counter() - start
-    rows = [dict(phase=k, bytes_per_comparison=(v - base) / m) for k, v in peaks.items()]
+    rows = [dict(phase=k, bytes_per_comparison=(v - base) / m, **({"traced_bytes_per_comparison": traced[k] / m}
+                                                                   if k in traced else {}))
+            for k, v in peaks.items()]
     rows.sort(key=lambda r: -r["bytes_per_comparison"])
     if with_tracemalloc:
         current, peak = tracemalloc.get_traced_memory()
+        peak = max([peak, *traced.values()])  # the phases reset the peak at their boundaries
         tracemalloc.stop()
         rows.append(dict(phase="tracemalloc peak (NumPy allocations)", bytes_per_comparison=peak / m))
         rows.append(dict(phase="tracemalloc retained after the fit", bytes_per_comparison=current / m))
@@ -179,6 +193,8 @@ def main(argv=None) -> None:
     if args.memory:
         rows = memory(comparisons, args.tracemalloc)
         columns = {"phase": "", "bytes_per_comparison": ".1f"}
+        if args.tracemalloc:
+            columns["traced_bytes_per_comparison"] = ".1f"
     else:
         rows = evaluation(comparisons, args.repeats)
         columns = {"part": "", "ahead": ".0f", "ns_per_edge": ".0f"}
