@@ -481,7 +481,7 @@ class ComparisonGraph:
     def edge_quadruplets(self, edges=None) -> np.ndarray:
         """Canonical quadruplets (int64) of the given edges (all by default)."""
         ep = self.edge_pairs if edges is None else self.edge_pairs[np.asarray(edges)]
-        return canonical_quadruplets(np.concatenate([self.pairs[ep[:, 0]], self.pairs[ep[:, 1]]], axis=1))
+        return canonical_quadruplets(_edge_objects(self.pairs, ep))
 
     @cached_property
     def edges(self) -> np.ndarray:
