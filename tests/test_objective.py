@@ -130,15 +130,20 @@ def test_center_gram_keeps_distances():
     np.testing.assert_allclose(C.sum(axis=0), 0.0, atol=1e-10)
 
 
-def test_quadruplet_distances_in_chunks_equal_one_pass(monkeypatch):
-    """Chunked over rows (the gathered rows exist one chunk at a time), bit for bit the one-pass formula,
-    including a last partial chunk and no rows at all."""
-    import roembed.objective as objective_module
+@pytest.mark.parametrize("p", [1, 3, 8, 10, 17, 130, 300])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_quadruplet_distances_equal_numpys_formula_bit_for_bit(p, dtype):
+    """The compiled loop sums each distance in NumPy's order (pairwise: under 8 terms, 8 running sums, halves
+    past 128), so it equals the one-pass NumPy formula bit for bit, on rows of very different scales, in
+    blocks on 2 threads and with no rows at all."""
+    from roembed._threads import limit_threads
 
-    rng = np.random.default_rng(0)
-    X, quads = rng.standard_normal((20, 3)), rng.integers(0, 20, size=(103, 4))
-    monkeypatch.setattr(objective_module, "QUADRUPLET_CHUNK", 10)
-    near, far = quadruplet_distances(X, quads)
+    rng = np.random.default_rng(p)
+    X = (rng.standard_normal((50, p)) * rng.choice([1e-3, 1.0, 1e3], size=(50, p))).astype(dtype)
+    quads = rng.integers(0, 50, size=(1 << 17, 4))
+    with limit_threads(2):
+        near, far = quadruplet_distances(X, quads)
+    assert near.dtype == far.dtype == dtype
     assert np.array_equal(near, ((X[quads[:, 0]] - X[quads[:, 1]]) ** 2).sum(axis=1))
     assert np.array_equal(far, ((X[quads[:, 2]] - X[quads[:, 3]]) ** 2).sum(axis=1))
     empty = quadruplet_distances(X, np.empty((0, 4), dtype=np.int64))

@@ -220,6 +220,91 @@ def edge_distance_adjoint(X, objects, start, g_near, g_far, out, ahead=0):
             out[k, r] -= v
 
 
+NUMPY_ORDER_MAX = 128
+"""Longest row :func:`_sum_like_numpy` sums in NumPy's order (NumPy's pairwise block; longer rows it splits
+in halves, recursively, which cached numba functions cannot do: callers use NumPy for those)."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sum_like_numpy(v):
+    """``v.sum()`` in NumPy's own order for ``len(v) <= NUMPY_ORDER_MAX`` (``pairwise_sum``: left to right
+    under 8 terms, else 8 running sums combined as a tree, then the rest), so it equals NumPy bit for bit."""
+    n = v.shape[0]
+    if n < 8:
+        total = v[0]
+        for t in range(1, n):
+            total += v[t]
+        return total
+    r0, r1, r2, r3, r4, r5, r6, r7 = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    t = 8
+    while t < n - n % 8:
+        r0 += v[t]
+        r1 += v[t + 1]
+        r2 += v[t + 2]
+        r3 += v[t + 3]
+        r4 += v[t + 4]
+        r5 += v[t + 5]
+        r6 += v[t + 6]
+        r7 += v[t + 7]
+        t += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while t < n:
+        total += v[t]
+        t += 1
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sq_distance_like_numpy(X, i, j, squares):
+    """``((X[i] - X[j]) ** 2).sum()`` as NumPy computes it (``squares``: a scratch row)."""
+    for c in range(X.shape[1]):
+        u = X[i, c] - X[j, c]
+        squares[c] = u * u
+    return _sum_like_numpy(squares)
+
+
+@numba.njit(cache=True, nogil=True)
+def quadruplet_sq_distances(X, quads, lo, hi, d_near, d_far):
+    """``d_near[t], d_far[t]`` = squared distances of the pairs ``(q0, q1)`` and ``(q2, q3)`` of the rows
+    ``lo <= t < hi`` of ``quads``, equal bit for bit to NumPy's ``((X[a] - X[b]) ** 2).sum(1)`` (rows of
+    at most :data:`NUMPY_ORDER_MAX`)."""
+    squares = np.empty(X.shape[1], X.dtype)
+    for t in range(lo, hi):
+        d_near[t] = _sq_distance_like_numpy(X, quads[t, 0], quads[t, 1], squares)
+        d_far[t] = _sq_distance_like_numpy(X, quads[t, 2], quads[t, 3], squares)
+
+
+@numba.njit(cache=True, nogil=True)
+def satisfied_votes(X, pairs, edge_pairs, edges, votes, lo, hi):
+    """``(total, satisfied)``: the votes of the edges ``edges[lo:hi]`` and those of them whose near pair is
+    closer than their far pair at ``X`` (distances as :func:`quadruplet_sq_distances`), summed in order."""
+    squares = np.empty(X.shape[1], X.dtype)
+    total, satisfied = 0.0, 0.0
+    for t in range(lo, hi):
+        e = edges[t]
+        near, far = edge_pairs[e, 0], edge_pairs[e, 1]
+        d_near = _sq_distance_like_numpy(X, pairs[near, 0], pairs[near, 1], squares)
+        d_far = _sq_distance_like_numpy(X, pairs[far, 0], pairs[far, 1], squares)
+        total += votes[e]
+        if d_near < d_far:
+            satisfied += votes[e]
+    return total, satisfied
+
+
+@numba.njit(cache=True, nogil=True)
+def gather_edge_objects(pairs, edge_pairs, keep, lo, hi, out, row):
+    """Writes ``pairs[edge_pairs[c]]`` side by side (4 objects) to ``out[row], out[row + 1], ...`` for the
+    edges ``lo <= c < hi`` that ``keep`` marks (all when ``keep`` is empty); returns the next free row."""
+    every = keep.shape[0] == 0
+    for c in range(lo, hi):
+        if every or keep[c]:
+            near, far = edge_pairs[c, 0], edge_pairs[c, 1]
+            out[row, 0], out[row, 1] = pairs[near, 0], pairs[near, 1]
+            out[row, 2], out[row, 3] = pairs[far, 0], pairs[far, 1]
+            row += 1
+    return row
+
+
 @numba.njit(cache=True, nogil=True)
 def scatter_add(out, index, values):
     """``out[index[t]] += values[t]`` (unbuffered, like ``np.add.at``); returns ``out``."""

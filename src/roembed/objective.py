@@ -26,16 +26,14 @@ arrays per pair (distances and slopes, at most 16 bytes per edge) are cheaper.
 """
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from ._array import ops_for
-from ._kernels import (edge_distance_adjoint, edge_sq_distances, pair_distance_adjoint, pair_sq_distances,
-                       prefetch_ahead)
+from ._kernels import (NUMPY_ORDER_MAX, edge_distance_adjoint, edge_sq_distances, pair_distance_adjoint,
+                       pair_sq_distances, prefetch_ahead, quadruplet_sq_distances)
+from ._threads import _pool, default_threads, in_blocks
 from .losses import Loss, robust_penalty
 
 CHUNK = 8192
@@ -100,34 +98,6 @@ class PairDistances:
         index = np.concatenate([a * n + a, b * n + b, a * n + b, b * n + a])
         weights = np.concatenate([g_pair, g_pair, -g_pair, -g_pair])
         return np.bincount(index, weights=weights, minlength=n * n).reshape(n, n)
-
-
-_POOL: list = [None, 0]
-
-
-def _pool(workers: int) -> ThreadPoolExecutor:
-    if _POOL[1] != workers:
-        if _POOL[0] is not None:
-            _POOL[0].shutdown()
-        _POOL[:] = [ThreadPoolExecutor(workers, thread_name_prefix="roembed-objective"), workers]
-    return _POOL[0]
-
-
-def _forget_pool() -> None:
-    """In a forked child the pool's threads do not exist: a job submitted to the inherited pool would
-    wait forever (it did: 2 Dask workers forked from a process that had fitted, both stuck in their
-    first fit).  The child starts a pool of its own on first use."""
-    _POOL[:] = [None, 0]
-
-
-if hasattr(os, "register_at_fork"):  # POSIX; elsewhere processes are spawned, not forked
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def default_threads() -> int:
-    """Threads of :meth:`EdgeObjective.embedding_value_and_grad`: numba's thread count (``NUMBA_NUM_THREADS``)."""
-    return max(1, min(numba.get_num_threads(), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else numba.get_num_threads()))
 
 
 @dataclass
@@ -230,29 +200,36 @@ class EdgeObjective:
 
     def embedding_margins(self, X: np.ndarray, distances: PairDistances, step: int = 1) -> np.ndarray:
         """The margins ``s_c`` at the embedding ``X`` of the edges ``0, step, 2 step, ...``, chunk by chunk
-        (no per-pair array)."""
+        (no per-pair array), in blocks on the fit's threads (:func:`~roembed._threads.in_blocks`)."""
         X, objects = distances._embedding(X), self._objects(distances)[::step]
-        out, ahead = np.empty(len(objects)), prefetch_ahead(X)
-        size = self.chunk or CHUNK
-        d_near, d_far = np.empty(size), np.empty(size)
-        for start in range(0, len(objects), size):
-            k = min(size, len(objects) - start)
-            edge_sq_distances(X, objects, start, d_near[:k], d_far[:k], ahead)
-            out[start: start + k] = self.loss.margin(d_near[:k], d_far[:k])[0]
+        out, ahead, size = np.empty(len(objects)), prefetch_ahead(X), self.chunk or CHUNK
+
+        def block(lo, hi):
+            d_near, d_far = np.empty(size), np.empty(size)
+            for start in range(lo, hi, size):
+                k = min(size, hi - start)
+                edge_sq_distances(X, objects, start, d_near[:k], d_far[:k], ahead)
+                out[start: start + k] = self.loss.margin(d_near[:k], d_far[:k])[0]
+
+        in_blocks(block, len(objects))
         return out
 
     def embedding_shifts(self, X: np.ndarray, distances: PairDistances) -> np.ndarray | None:
-        """The outlier shifts ``gamma_c`` of every edge at the embedding ``X`` (None without caps)."""
+        """The outlier shifts ``gamma_c`` of every edge at the embedding ``X`` (None without caps), in blocks
+        on the fit's threads."""
         if self.cap is None:
             return None
         X, objects = distances._embedding(X), self._objects(distances)
-        out, ahead = np.empty(len(self)), prefetch_ahead(X)
-        size = self.chunk or CHUNK
-        d_near, d_far = np.empty(size), np.empty(size)
-        for sl in self._slices():
-            k = sl.stop - sl.start
-            edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k], ahead)
-            out[sl] = self.terms(d_near[:k], d_far[:k], sl)[3]
+        out, ahead, size = np.empty(len(self)), prefetch_ahead(X), self.chunk or CHUNK
+
+        def block(lo, hi):
+            d_near, d_far = np.empty(size), np.empty(size)
+            for sl in self._slices(lo, hi):
+                k = sl.stop - sl.start
+                edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k], ahead)
+                out[sl] = self.terms(d_near[:k], d_far[:k], sl)[3]
+
+        in_blocks(block, len(self))
         return out
 
     def embedding_value_and_grad(self, X: np.ndarray, distances: PairDistances, threads: int | None = None):
@@ -307,27 +284,27 @@ class EdgeObjective:
 
 
 QUADRUPLET_CHUNK = 1 << 16
-"""Rows per chunk of :func:`quadruplet_distances`."""
-
-
-def _sq_distances(X: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return ((X[a] - X[b]) ** 2).sum(axis=1)
+"""Rows per chunk of :func:`quadruplet_distances` in NumPy (rows longer than
+:data:`~roembed._kernels.NUMPY_ORDER_MAX`)."""
 
 
 def quadruplet_distances(X: np.ndarray, quads: np.ndarray):
-    """``d(i, j)`` and ``d(l, k)`` for each row of ``quads`` under embedding ``X``.
+    """``d(i, j)`` and ``d(l, k)`` for each row of ``quads`` under embedding ``X`` (float; others as float64).
 
-    In chunks of :data:`QUADRUPLET_CHUNK` rows, so the gathered rows of ``X`` (two ``(rows, p)`` arrays
-    per pair) exist for one chunk at a time; over all rows at once they were the largest temporaries of
-    the self-tuning fit (scoring the held-out queries: 2 x 8p bytes per held-out response).  Each row's
-    arithmetic is the same as without chunks, so the results are identical.
+    A compiled loop over the rows (:func:`~roembed._kernels.quadruplet_sq_distances`), in blocks on the
+    fit's threads (:func:`~roembed._threads.in_blocks`), summing each distance in NumPy's order: the result
+    equals ``((X[a] - X[b]) ** 2).sum(1)`` bit for bit, with no ``(rows, p)`` temporaries.  Rows longer
+    than :data:`~roembed._kernels.NUMPY_ORDER_MAX` go through NumPy itself, :data:`QUADRUPLET_CHUNK` rows
+    at a time.
     """
-    quads = np.asarray(quads)
-    d_near = d_far = None
-    for start in range(0, max(len(quads), 1), QUADRUPLET_CHUNK):
+    X, quads = np.asarray(X), np.asarray(quads)
+    X = np.ascontiguousarray(X if X.dtype in (np.float32, np.float64) else X.astype(np.float64))
+    d_near, d_far = np.empty(len(quads), X.dtype), np.empty(len(quads), X.dtype)
+    if X.shape[1] <= NUMPY_ORDER_MAX:
+        in_blocks(lambda lo, hi: quadruplet_sq_distances(X, quads, lo, hi, d_near, d_far), len(quads))
+        return d_near, d_far
+    for start in range(0, len(quads), QUADRUPLET_CHUNK):
         q = quads[start: start + QUADRUPLET_CHUNK]
-        near, far = _sq_distances(X, q[:, 0], q[:, 1]), _sq_distances(X, q[:, 2], q[:, 3])
-        if d_near is None:
-            d_near, d_far = np.empty(len(quads), near.dtype), np.empty(len(quads), far.dtype)
-        d_near[start: start + len(q)], d_far[start: start + len(q)] = near, far
+        d_near[start: start + len(q)] = ((X[q[:, 0]] - X[q[:, 1]]) ** 2).sum(axis=1)
+        d_far[start: start + len(q)] = ((X[q[:, 2]] - X[q[:, 3]]) ** 2).sum(axis=1)
     return d_near, d_far

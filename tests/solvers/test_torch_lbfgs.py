@@ -130,15 +130,59 @@ def test_compiled_kernels_give_the_eager_value_and_gradient(monkeypatch):
     objective, distances, X = _problem("soe", cap=0.3, seed=2)
     tobj = TorchObjective(objective, distances, "cpu", "float64", chunk=100)
     eager = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
-    assert tobj._kernels() == (torch_lbfgs.edge_sq_distances, torch_lbfgs.edge_adjoint)
+    assert tobj._kernels() is None
     monkeypatch.setattr(torch_lbfgs, "COMPILE_DEVICES", ("cpu",))
     monkeypatch.setattr(torch_lbfgs, "COMPILE_EDGES", 1)
     try:
         compiled = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
     except torch._dynamo.exc.BackendCompilerFailed as exc:  # pragma: no cover - no C++ compiler for inductor
         pytest.skip(f"torch.compile unavailable here: {exc!r}"[:200])
-    assert tobj._kernels() != (torch_lbfgs.edge_sq_distances, torch_lbfgs.edge_adjoint)
+    assert tobj._kernels() is not None
     np.testing.assert_allclose(float(compiled[0]), float(eager[0]), rtol=1e-12)
     np.testing.assert_allclose(compiled[1].numpy(), eager[1].numpy(), rtol=1e-10, atol=1e-14)
     with torch_lbfgs._deterministic(torch, True):  # never compiled when asked to be deterministic
-        assert tobj._kernels() == (torch_lbfgs.edge_sq_distances, torch_lbfgs.edge_adjoint)
+        assert tobj._kernels() is None
+
+
+@pytest.mark.parametrize("count, oldest", [(1, 0), (5, 0), (7, 5), (8, 3)])
+def test_the_tensor_two_loop_recursion_is_the_compiled_one(count, oldest):
+    """TorchVectors.direction (coefficients kept on the device) computes the same H g as the NumPy path's
+    compiled recursion, over a ring buffer that has wrapped or not."""
+    from roembed._kernels import two_loop_direction
+    from roembed.solvers.torch_lbfgs import TorchVectors
+
+    rng = np.random.RandomState(count + oldest)
+    memory, size = 8, 30
+    steps, changes, g = rng.randn(memory, size), rng.randn(memory, size), rng.randn(size)
+    changes += 3 * steps  # s.y > 0, as L-BFGS keeps
+    rhos = 1.0 / np.einsum("ij,ij->i", steps, changes)
+    expected = two_loop_direction(g, steps, changes, rhos, oldest, count, 0.7)
+    got = TorchVectors(torch).direction(torch.tensor(g), torch.tensor(steps), torch.tensor(changes), rhos, oldest,
+                                        count, 0.7)
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(expected, 0.7 * g)  # the pairs changed the direction
+
+
+def test_the_torch_solver_takes_the_numpy_paths_iterations():
+    """In float64 the torch solver runs the NumPy path's L-BFGS (its pairs kept in float64 too): the same
+    iterations, objective values and solution to rounding (the evaluations differ in summation order)."""
+    from roembed.solvers.lbfgs import two_loop_lbfgs
+
+    objective, distances, X0 = _problem("soe", cap=0.5, seed=4)
+    values = []
+
+    def fun(x):
+        X = x.reshape(X0.shape)
+        value, grad = objective.embedding_value_and_grad(X, distances)
+        values.append(value + 1e-3 * np.vdot(X, X))
+        return values[-1], (grad + 2e-3 * X).ravel()
+
+    history = []
+    x, value, n_iter, *_ = two_loop_lbfgs(fun, X0.ravel(), max_iter=60, tol=1e-9, history_dtype=np.float64,
+                                          callback=lambda x: history.append(values[-1]))
+    res = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=60, tol=1e-9, device="cpu",
+                                   dtype="float64")
+    assert res.n_iter == n_iter > 10 and len(res.history) == len(history) == n_iter
+    np.testing.assert_allclose(res.history, history, rtol=1e-9)
+    np.testing.assert_allclose(res.solution, x.reshape(X0.shape), rtol=1e-6, atol=1e-8)
+    assert res.objective == pytest.approx(value, rel=1e-10)

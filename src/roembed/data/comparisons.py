@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .._kernels import counting_sort, number_runs, reverse_edges, sorted_pair_slots
+from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
+from .._threads import block_bounds, in_blocks
 from .validation import InvalidComparisonsError, RowLocator, check_copies, check_quadruplets, check_weights, index_array
 
 
@@ -28,21 +29,20 @@ def index_dtype(largest: int):
     return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
-OBJECTS_CHUNK = 1 << 16
-"""Edges per chunk of :attr:`ComparisonGraph.edge_objects`."""
-
-
 def _edge_objects(pairs: np.ndarray, edge_pairs: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-    """``pairs[edge_pairs]`` side by side, (E, 4), for the rows ``keep`` (a mask) of ``edge_pairs`` or all;
-    built by chunks of :data:`OBJECTS_CHUNK` rows, so no edge-long temporaries exist beside the result."""
-    out = np.empty((len(edge_pairs) if keep is None else int(np.count_nonzero(keep)), 4), pairs.dtype)
-    row = 0
-    for start in range(0, len(edge_pairs), OBJECTS_CHUNK):
-        rows = edge_pairs[start: start + OBJECTS_CHUNK]
-        rows = rows if keep is None else rows[keep[start: start + OBJECTS_CHUNK]]
-        block = out[row: row + len(rows)]
-        block[:, :2], block[:, 2:] = pairs[rows[:, 0]], pairs[rows[:, 1]]
-        row += len(rows)
+    """``pairs[edge_pairs]`` side by side, (E, 4), for the rows ``keep`` (a mask) of ``edge_pairs`` or all:
+    a compiled loop (:func:`~roembed._kernels.gather_edge_objects`) writing straight into the result, in
+    blocks on the fit's threads, so no edge-long temporaries exist beside it."""
+    every = np.empty(0, dtype=bool)
+    if keep is None:
+        out = np.empty((len(edge_pairs), 4), pairs.dtype)
+        in_blocks(lambda lo, hi: gather_edge_objects(pairs, edge_pairs, every, lo, hi, out, lo), len(edge_pairs))
+        return out
+    keep, bounds = np.asarray(keep, dtype=bool), block_bounds(len(edge_pairs))
+    rows = np.cumsum([0] + [np.count_nonzero(keep[lo:hi]) for lo, hi in zip(bounds[:-1], bounds[1:])])
+    first = dict(zip(bounds[:-1], rows[:-1].tolist()))  # the first row each block writes
+    out = np.empty((int(rows[-1]), 4), pairs.dtype)
+    in_blocks(lambda lo, hi: gather_edge_objects(pairs, edge_pairs, keep, lo, hi, out, first[lo]), len(edge_pairs))
     return out
 
 

@@ -100,8 +100,34 @@ def _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback
                         history, STOPPED if stopped else str(res.message), stopped=bool(stopped))
 
 
+class NumpyVectors:
+    """The vector operations of :func:`two_loop_lbfgs` on NumPy arrays (float64 iterates; the pairs in
+    ``history_dtype``).  :class:`roembed.solvers.torch_lbfgs.TorchVectors` does the same on a device."""
+
+    def __init__(self, history_dtype=np.float32):
+        self.history_dtype = history_dtype
+
+    def start(self, x0):
+        return np.asarray(x0, dtype=np.float64).copy()
+
+    def history(self, memory: int, x):
+        """The ring buffers of ``memory`` steps and gradient changes of vectors like ``x``."""
+        return np.empty((memory, x.size), self.history_dtype), np.empty((memory, x.size), self.history_dtype)
+
+    dot = staticmethod(lambda a, b: float(np.dot(a, b)))
+    norm = staticmethod(lambda a: float(np.linalg.norm(a)))
+    max_abs = staticmethod(lambda a: float(np.max(np.abs(a))))
+
+    @staticmethod
+    def curvature(s, y):
+        """``(s.y, ||s||, ||y||, y.y)`` of a step and its gradient change."""
+        return float(np.dot(s, y)), float(np.linalg.norm(s)), float(np.linalg.norm(y)), float(np.dot(y, y))
+
+    direction = staticmethod(two_loop_direction)
+
+
 def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c1=1e-4, max_backtracks=40,
-                   callback=None, history_dtype=np.float32):
+                   callback=None, history_dtype=np.float32, vectors=None):
     """Plain L-BFGS (Nocedal & Wright, Alg. 7.4/7.5) with Armijo backtracking from the unit step.
 
     ``fun(x) -> (value, gradient)``.  Stops when ``f_old - f <= tol * max(|f_old|, |f|, 1)``
@@ -121,24 +147,29 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
     are computed in float64 before storing, and the recursion accumulates in float64.
     Measured at 10^6 random triplets (n = 10^4, p = 10): the same iterations and held-out
     error as float64 (``benchmarks/bench_scale.py``, docs/results.md).
+
+    ``vectors``: the array operations (default :class:`NumpyVectors` with ``history_dtype``); with
+    :class:`~roembed.solvers.torch_lbfgs.TorchVectors` the same iterations run on torch tensors, ``fun``
+    then taking and returning tensors (its value a float).
     """
-    x = np.asarray(x0, dtype=np.float64).copy()
+    vectors = NumpyVectors(history_dtype) if vectors is None else vectors
+    x = vectors.start(x0)
     f, g = fun(x)
     memory = int(memory)
-    steps, changes = np.empty((memory, x.size), history_dtype), np.empty((memory, x.size), history_dtype)
+    steps, changes = vectors.history(memory, x)
     rhos, oldest, count, scale = np.empty(memory), 0, 0, 1.0  # ring buffers of the newest ``count`` pairs
     n_iter, converged, message = 0, False, "maximum number of iterations reached"
     for n_iter in range(1, int(max_iter) + 1):
         if count:
-            q = two_loop_direction(g, steps, changes, rhos, oldest, count, scale)
+            q = vectors.direction(g, steps, changes, rhos, oldest, count, scale)
         else:
-            q = g / max(np.linalg.norm(g), 1e-300)
+            q = g / max(vectors.norm(g), 1e-300)
         direction = -q
-        slope = np.dot(g, direction)
+        slope = vectors.dot(g, direction)
         if slope >= 0:  # lost descent (numerical): restart from steepest descent
             oldest, count = 0, 0
-            direction = -g / max(np.linalg.norm(g), 1e-300)
-            slope = np.dot(g, direction)
+            direction = -g / max(vectors.norm(g), 1e-300)
+            slope = vectors.dot(g, direction)
         t = 1.0
         for _ in range(max_backtracks):
             x_new = x + t * direction
@@ -150,11 +181,11 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
             n_iter, converged, message = n_iter - 1, True, "line search found no decrease"
             break
         s, y = x_new - x, g_new - g
-        sy = np.dot(s, y)
-        if sy > 1e-10 * np.linalg.norm(s) * np.linalg.norm(y):
+        sy, norm_s, norm_y, yy = vectors.curvature(s, y)
+        if sy > 1e-10 * norm_s * norm_y:
             row = (oldest + count) % memory  # the next free row, or the oldest pair's when all are used
             steps[row], changes[row], rhos[row] = s, y, 1.0 / sy
-            scale = sy / np.dot(y, y)
+            scale = sy / yy
             if count < memory:
                 count += 1
             else:
@@ -166,7 +197,7 @@ def two_loop_lbfgs(fun, x0, *, max_iter=1000, tol=1e-9, gtol=1e-10, memory=20, c
         if f_old - f <= tol * max(abs(f_old), abs(f), 1.0):
             converged, message = True, "relative decrease of the objective below tol"
             break
-        if np.max(np.abs(g)) <= gtol:
+        if vectors.max_abs(g) <= gtol:
             converged, message = True, "gradient below gtol"
             break
     return x, float(f), n_iter, converged, message

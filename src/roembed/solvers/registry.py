@@ -9,7 +9,7 @@ pair distances of :class:`~roembed.objective.PairDistances`) from a start ``X0``
 name       method                                                       options
 =========  ===========================================================  ==========================
 lbfgs      L-BFGS on ``X`` (:func:`~roembed.solvers.minimize_embedding`)  ``method``, ``blas_threads``
-torch      torch's L-BFGS on ``X``, any device (optional extra)          ``device``, ``dtype``
+torch      the same L-BFGS on torch tensors, any device (optional)      ``device``, ``dtype``
 gram       projected gradient on ``G = X X^T``, rank ``p``               ``blas_threads``
 =========  ===========================================================  ==========================
 
@@ -60,7 +60,8 @@ def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_thre
 SOLVERS: dict[str, Callable[..., SolverResult]] = {"lbfgs": _lbfgs, "factored": _lbfgs, "torch": _torch,
                                                    "gram": _gram}
 STOPPABLE = ("lbfgs", "factored")
-"""Solvers that take ``stop`` (torch's L-BFGS runs all its iterations in one call; the Gram solver has no
+"""Solvers that take ``stop`` (the torch solver's iterates live on the device, where ``stop`` cannot read them
+without a copy per iteration; the Gram solver has no
 embedding to show until it ends)."""
 
 

@@ -1,5 +1,8 @@
 r"""Factored solver on torch tensors: full-batch L-BFGS on any device (optional extra ``torch``).
 
+The iterations are the NumPy path's (:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`) on tensors
+(:class:`TorchVectors`).
+
 The objective is the very same :class:`~roembed.objective.EdgeObjective` as on
 the CPU path: the edges' objects, loss weights and caps are moved to the device
 once and the shared losses evaluate on tensors (``roembed._array.TorchOps``).
@@ -23,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import time
 
 import numpy as np
 
 from ..objective import EdgeObjective, PairDistances
-from .lbfgs import SolverResult
+from .lbfgs import SolverResult, two_loop_lbfgs
 
 DTYPES = ("float32", "float64")
 
@@ -85,6 +89,24 @@ def edge_adjoint(X, q, g_near, g_far, grad):
     return grad
 
 
+def edge_differences(X, q):
+    """Each edge's near and far differences ``x_i - x_j``, ``x_l - x_k`` (rows of the chunk) and their squared
+    norms: the eager path keeps the differences for :func:`scatter_differences` instead of gathering the
+    four rows again."""
+    diff_near = X[q[:, 0]] - X[q[:, 1]]
+    diff_far = X[q[:, 2]] - X[q[:, 3]]
+    return diff_near, diff_far, (diff_near * diff_near).sum(1), (diff_far * diff_far).sum(1)
+
+
+def scatter_differences(q, diff_near, diff_far, g_near, g_far, grad):
+    """:func:`edge_adjoint` from the differences of :func:`edge_differences` (overwritten)."""
+    diff_near.mul_((2.0 * g_near)[:, None])
+    diff_far.mul_((2.0 * g_far)[:, None])
+    grad.index_add_(0, q[:, 0], diff_near).index_add_(0, q[:, 1], diff_near, alpha=-1)
+    grad.index_add_(0, q[:, 2], diff_far).index_add_(0, q[:, 3], diff_far, alpha=-1)
+    return grad
+
+
 @functools.lru_cache(maxsize=None)
 def _compiled(torch):
     """``(edge_sq_distances, edge_adjoint)`` under ``torch.compile`` (dynamic shapes: the last chunk is shorter)."""
@@ -126,26 +148,33 @@ class TorchObjective:
     def value_and_grad(self, X, alpha: float = 0.0):
         """``F(X)`` (0-d float64 tensor) and ``dF/dX``."""
         torch = self.torch
-        sq_distances, adjoint = self._kernels()
+        kernels = self._kernels()
         grad = torch.zeros_like(X)
         value = torch.zeros((), dtype=torch.float64, device=X.device)
         for sl in self.objective._slices(torch=True):
             q = self.objects[sl]
-            d_near, d_far = sq_distances(X, q)
+            if kernels is None:
+                diff_near, diff_far, d_near, d_far = edge_differences(X, q)
+            else:
+                d_near, d_far = kernels[0](X, q)
             v, g_near, g_far, _ = self.objective.terms(d_near, d_far, sl)
             value += v
-            adjoint(X, q, g_near, g_far, grad)
+            if kernels is None:
+                scatter_differences(q, diff_near, diff_far, g_near, g_far, grad)
+            else:
+                kernels[1](X, q, g_near, g_far, grad)
         if alpha:
             value = value + alpha * (X * X).sum(dtype=torch.float64)
             grad = grad + (2.0 * alpha) * X
         return value, grad
 
     def _kernels(self):
-        """The gather and scatter halves of an evaluation: compiled (``torch.compile``, fused kernels)
-        on a GPU for graphs of at least :data:`COMPILE_EDGES` edges, unless deterministic; else eager."""
+        """The gather and scatter halves of an evaluation compiled (``torch.compile``, fused kernels: each
+        gathers the rows it needs) on a GPU for graphs of at least :data:`COMPILE_EDGES` edges, unless
+        deterministic; else None: eager, the differences gathered once per chunk and kept for the adjoint."""
         if (self.device.type not in COMPILE_DEVICES or len(self.objective) < COMPILE_EDGES
                 or self.torch.are_deterministic_algorithms_enabled()):
-            return edge_sq_distances, edge_adjoint
+            return None
         return _compiled(self.torch)
 
     def gamma(self, X):
@@ -158,41 +187,87 @@ class TorchObjective:
         return out
 
 
+class TorchVectors:
+    """:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`'s vector operations on torch tensors: iterates and pairs
+    in the tensors' dtype and device.  The two-loop recursion keeps its coefficients on the device (0-d
+    tensors), so an iteration waits for the device only for the line search's values and a few scalars;
+    ``torch.optim.LBFGS`` waited on each of its 2 x 20 coefficients (on an H100 its own work took 1.3 s
+    of a 2.1 s default fit of 10^5 triplets, docs/results.md "On a GPU")."""
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    def start(self, x0):
+        return x0.clone()
+
+    def history(self, memory: int, x):
+        return x.new_empty((memory, x.numel())), x.new_empty((memory, x.numel()))
+
+    def dot(self, a, b) -> float:
+        return float(self.torch.dot(a, b))
+
+    def norm(self, a) -> float:
+        return float(self.torch.linalg.vector_norm(a))
+
+    def max_abs(self, a) -> float:
+        return float(a.abs().max())
+
+    def curvature(self, s, y):
+        """``(s.y, ||s||, ||y||, y.y)``, read from the device at once."""
+        torch = self.torch
+        sy, ss, yy = torch.stack([torch.dot(s, y), torch.dot(s, s), torch.dot(y, y)]).tolist()
+        return sy, math.sqrt(ss), math.sqrt(yy), yy
+
+    def direction(self, g, steps, changes, rhos, oldest, count, scale):
+        """``H g``: :func:`roembed._kernels.two_loop_direction` in tensor operations."""
+        torch, size, q = self.torch, steps.shape[0], g.clone()
+        coefs = [None] * count
+        for h in range(count - 1, -1, -1):
+            row = (oldest + h) % size
+            coefs[h] = float(rhos[row]) * torch.dot(steps[row], q)
+            q.addcmul_(changes[row], coefs[h], value=-1.0)
+        q.mul_(float(scale))
+        for h in range(count):
+            row = (oldest + h) % size
+            q.addcmul_(steps[row], coefs[h] - float(rhos[row]) * torch.dot(changes[row], q))
+        return q
+
+
 def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, alpha=0.0,
                              max_iter=1000, tol=1e-7, device=None, dtype="float32", callback=None,
                              deterministic=False, chunk=None) -> SolverResult:
-    """Minimises ``objective(d(X)) + alpha ||X||_F^2`` with torch's full-batch L-BFGS (strong Wolfe).
+    """Minimises ``objective(d(X)) + alpha ||X||_F^2`` with the NumPy path's L-BFGS
+    (:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`: Armijo backtracking, the same stopping rule) on tensors.
 
     Same contract as :func:`roembed.solvers.minimize_embedding`; ``tol`` is the
-    change of the objective below which L-BFGS stops.  The solution comes back
+    relative decrease of the objective below which L-BFGS stops.  The solution comes back
     as a float64 NumPy array.  ``chunk``: edges per chunk (default
     :data:`~roembed.objective.TORCH_CHUNK`); ``deterministic``: see the module docstring.
     """
     torch_objective = TorchObjective(objective, distances, device, dtype, chunk)
     torch = torch_objective.torch
-    X = torch_objective.tensor(X0).requires_grad_(False)
+    X = torch_objective.tensor(X0)
     check_on_device([X], torch_objective.device)
-    optimizer = torch.optim.LBFGS([X], lr=1.0, max_iter=int(max_iter), max_eval=int(max_iter) * 5 // 4 + 20,
-                                  tolerance_grad=1e-10, tolerance_change=float(tol), history_size=20,
-                                  line_search_fn="strong_wolfe")
-    history = []
+    shape, history, last = X.shape, [], {}
 
-    def closure():
-        value, grad = torch_objective.value_and_grad(X, alpha)
-        X.grad = grad
-        v = float(value)
-        history.append(v)
+    def fun(x):
+        value, grad = torch_objective.value_and_grad(x.view(shape), alpha)
+        last["value"] = float(value)
+        return last["value"], grad.view(-1)
+
+    def record(x):
+        history.append(last["value"])
         if callback is not None:
-            callback(len(history), v)
-        return value
+            callback(len(history), last["value"])
+        return False
 
     start = time.perf_counter()
     with torch.no_grad(), _deterministic(torch, deterministic):
-        optimizer.step(closure)
-        value, _ = torch_objective.value_and_grad(X, alpha)
-    n_iter = int(optimizer.state[X].get("n_iter", 0))
-    return SolverResult(X.detach().cpu().numpy().astype(np.float64), float(value), n_iter, n_iter < max_iter,
-                        history, f"torch L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s")
+        x, value, n_iter, converged, message = two_loop_lbfgs(
+            fun, X.view(-1), max_iter=int(max_iter), tol=tol, callback=record, vectors=TorchVectors(torch))
+    solution = x.view(shape).cpu().numpy().astype(np.float64)
+    return SolverResult(solution, float(value), n_iter, converged, history,
+                        f"{message}; L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s")
 
 
 @contextlib.contextmanager
