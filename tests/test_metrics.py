@@ -140,3 +140,21 @@ def test_one_standard_error_rule_known_answers():
     # weights: a query with weight 0 does not count
     E2 = np.column_stack([np.r_[base, 100.0], np.r_[base, 0.0]])
     assert one_standard_error(E2, np.r_[w, 0.0])[:2] == (0, 0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_weighted_median_with_whole_weights_does_not_depend_on_the_order_of_ties(seed):
+    """Whole-number weights take the unstable sort: on values with many ties (and zero weights) the result
+    is that of the stable order, the definition's; fractional weights keep the stable order."""
+    from roembed.metrics import weighted_median
+
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 6, size=2001).astype(float)
+    for weights in (rng.integers(0, 4, size=2001).astype(float), np.ones(2001), rng.random(2001)):
+        order = np.argsort(values, kind="stable")
+        cum = np.cumsum(weights[order])
+        expected = values[order][np.searchsorted(cum, 0.5 * cum[-1])]
+        assert weighted_median(values, weights) == expected
+        assert weighted_median(values[::-1], weights[::-1]) == expected
+    assert weighted_median([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1]) == 2.0  # half the weight at or below 2
+    assert weighted_median([1.0, 2.0, 3.0], [0, 0, 5]) == 3.0

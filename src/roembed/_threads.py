@@ -36,7 +36,9 @@ _POOL: list = [None, 0]
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
-    if _POOL[1] != workers:
+    """The process's pool of at least ``workers`` threads (grown, never shrunk: callers submit as many jobs
+    as they want threads, and a pool rebuilt for each count joined its threads at every change)."""
+    if _POOL[1] < workers:
         if _POOL[0] is not None:
             _POOL[0].shutdown()
         _POOL[:] = [ThreadPoolExecutor(workers, thread_name_prefix="roembed-objective"), workers]

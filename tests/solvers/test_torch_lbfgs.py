@@ -98,6 +98,33 @@ def test_missing_cuda_fails_loudly():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("p, n_edges", [(3, 1), (10, 5000), (50, 4097)])
+def test_triton_kernels_give_the_eager_value_and_gradient(p, n_edges):  # pragma: no cover - needs a GPU
+    """The fused Triton passes (a CUDA device's path) against the eager ones, in float64 and float32, on
+    edge counts that are no multiple of a block."""
+    triton_kernels = pytest.importorskip("roembed.solvers.triton_kernels")
+    import roembed.solvers.torch_lbfgs as torch_lbfgs
+
+    rng = np.random.default_rng(p)
+    for dtype, rtol in ((torch.float64, 1e-12), (torch.float32, 1e-5)):
+        X = torch.tensor(rng.standard_normal((40, p)), dtype=dtype, device="cuda")
+        q = torch.tensor(rng.integers(0, 40, size=(n_edges, 4)), dtype=torch.int32, device="cuda")
+        near, far = triton_kernels.edge_sq_distances(X, q)
+        ref_near, ref_far = torch_lbfgs.edge_sq_distances(X, q)
+        torch.testing.assert_close(near, ref_near, rtol=rtol, atol=0)
+        torch.testing.assert_close(far, ref_far, rtol=rtol, atol=0)
+        g_near, g_far = torch.randn(n_edges, dtype=dtype, device="cuda"), torch.randn(n_edges, dtype=dtype, device="cuda")
+        grad = triton_kernels.edge_adjoint(X, q, g_near, g_far, torch.zeros_like(X))
+        ref = torch_lbfgs.edge_adjoint(X, q, g_near, g_far, torch.zeros_like(X))
+        torch.testing.assert_close(grad, ref, rtol=rtol, atol=rtol * float(ref.abs().max()))
+    objective, distances, X0 = _problem("soe", cap=0.3, seed=5)
+    tobj = TorchObjective(objective, distances, "cuda", "float64")
+    assert tobj._kernels()[0] is triton_kernels.edge_sq_distances
+    with torch_lbfgs._deterministic(torch, True):
+        assert tobj._kernels() is None  # atomic adds are not deterministic
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_placement():  # pragma: no cover - runs where a GPU exists
     objective, distances, X0 = _problem()
     tobj = TorchObjective(objective, distances, "cuda", "float32")
@@ -163,12 +190,21 @@ def test_the_tensor_two_loop_recursion_is_the_compiled_one(count, oldest):
     assert not np.allclose(expected, 0.7 * g)  # the pairs changed the direction
 
 
-def test_the_torch_solver_takes_the_numpy_paths_iterations():
-    """In float64 the torch solver runs the NumPy path's L-BFGS (its pairs kept in float64 too): the same
-    iterations, objective values and solution to rounding (the evaluations differ in summation order)."""
+def test_the_torch_solver_takes_the_numpy_paths_iterations(monkeypatch):
+    """In float64 the torch solver runs the NumPy path's L-BFGS: with its vectors on the device (pairs in
+    float64, as here on the host) and, for small problems, on the host (the CPU path's float32 pairs), the
+    same number of iterations, objective values and solution to rounding (the evaluations differ in summation order)."""
+    import roembed.solvers.torch_lbfgs as torch_lbfgs
     from roembed.solvers.lbfgs import two_loop_lbfgs
 
     objective, distances, X0 = _problem("soe", cap=0.5, seed=4)
+    ref = minimize_embedding(objective, distances, X0, alpha=1e-3, max_iter=60, tol=1e-9, method="two-loop")
+    on_host = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=60, tol=1e-9, device="cpu",
+                                       dtype="float64")
+    assert X0.size <= torch_lbfgs.HOST_VECTORS and on_host.n_iter == ref.n_iter > 10
+    np.testing.assert_allclose(on_host.history, ref.history, rtol=1e-6)  # float32 pairs round a little apart
+    np.testing.assert_allclose(on_host.solution, ref.solution, rtol=1e-4, atol=1e-6)
+
     values = []
 
     def fun(x):
@@ -180,6 +216,7 @@ def test_the_torch_solver_takes_the_numpy_paths_iterations():
     history = []
     x, value, n_iter, *_ = two_loop_lbfgs(fun, X0.ravel(), max_iter=60, tol=1e-9, history_dtype=np.float64,
                                           callback=lambda x: history.append(values[-1]))
+    monkeypatch.setattr(torch_lbfgs, "HOST_VECTORS", 0)
     res = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=60, tol=1e-9, device="cpu",
                                    dtype="float64")
     assert res.n_iter == n_iter > 10 and len(res.history) == len(history) == n_iter

@@ -85,7 +85,7 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
                         "the data hold no order and the embedding is arbitrary")
     w = comparisons.weight
     positive = w[w > 0]
-    if len(positive) > 1:
+    if len(positive) > 1 and positive.max() >= EXTREME_WEIGHT_RATIO * positive.min():  # else no ratio can be
         ratio = positive.max() / np.median(positive)
         if ratio >= EXTREME_WEIGHT_RATIO:
             r = int(np.argmax(w))

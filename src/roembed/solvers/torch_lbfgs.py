@@ -108,6 +108,16 @@ def scatter_differences(q, diff_near, diff_far, g_near, g_far, grad):
 
 
 @functools.lru_cache(maxsize=None)
+def _triton_kernels():
+    """``(edge_sq_distances, edge_adjoint)`` of :mod:`roembed.solvers.triton_kernels`, or None without Triton."""
+    try:
+        from . import triton_kernels
+    except ImportError:
+        return None
+    return triton_kernels.edge_sq_distances, triton_kernels.edge_adjoint
+
+
+@functools.lru_cache(maxsize=None)
 def _compiled(torch):
     """``(edge_sq_distances, edge_adjoint)`` under ``torch.compile`` (dynamic shapes: the last chunk is shorter)."""
     return (torch.compile(edge_sq_distances, dynamic=True), torch.compile(edge_adjoint, dynamic=True))
@@ -169,13 +179,16 @@ class TorchObjective:
         return value, grad
 
     def _kernels(self):
-        """The gather and scatter halves of an evaluation compiled (``torch.compile``, fused kernels: each
-        gathers the rows it needs) on a GPU for graphs of at least :data:`COMPILE_EDGES` edges, unless
-        deterministic; else None: eager, the differences gathered once per chunk and kept for the adjoint."""
-        if (self.device.type not in COMPILE_DEVICES or len(self.objective) < COMPILE_EDGES
-                or self.torch.are_deterministic_algorithms_enabled()):
+        """The gather and scatter halves of an evaluation on a CUDA device, unless deterministic: Triton's
+        fused kernels (:mod:`roembed.solvers.triton_kernels`) or, without Triton, ``torch.compile``'d ones
+        for graphs of at least :data:`COMPILE_EDGES` edges; else None: eager, the differences gathered once
+        per chunk and kept for the adjoint."""
+        if self.device.type not in COMPILE_DEVICES or self.torch.are_deterministic_algorithms_enabled():
             return None
-        return _compiled(self.torch)
+        fused = _triton_kernels() if self.device.type == "cuda" else None
+        if fused is not None:
+            return fused
+        return _compiled(self.torch) if len(self.objective) >= COMPILE_EDGES else None
 
     def gamma(self, X):
         """The per-edge outlier shifts at ``X`` (None without caps)."""
@@ -185,6 +198,13 @@ class TorchObjective:
         for sl in self.objective._slices(torch=True):
             out[sl] = self.objective.terms(*edge_sq_distances(X, self.objects[sl]), sl)[3]
         return out
+
+
+HOST_VECTORS = 1 << 16
+"""Most unknowns (n x p) for which the L-BFGS iterates and pairs stay on the host as on the NumPy path
+(float64 iterates, float32 pairs, the compiled recursion), the device only evaluating: on small problems
+the recursion's 80 tiny device operations per iteration cost more than copying the iterate and gradient
+(on an H100, 1.5 ms per iteration against 0.05 ms at 10^4 unknowns; docs/results.md, "On a GPU")."""
 
 
 class TorchVectors:
@@ -237,7 +257,8 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
                              max_iter=1000, tol=1e-7, device=None, dtype="float32", callback=None,
                              deterministic=False, chunk=None) -> SolverResult:
     """Minimises ``objective(d(X)) + alpha ||X||_F^2`` with the NumPy path's L-BFGS
-    (:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`: Armijo backtracking, the same stopping rule) on tensors.
+    (:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`: Armijo backtracking, the same stopping rule), its
+    vectors on the device (:class:`TorchVectors`) or, up to :data:`HOST_VECTORS` unknowns, on the host.
 
     Same contract as :func:`roembed.solvers.minimize_embedding`; ``tol`` is the
     relative decrease of the objective below which L-BFGS stops.  The solution comes back
@@ -249,11 +270,14 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
     X = torch_objective.tensor(X0)
     check_on_device([X], torch_objective.device)
     shape, history, last = X.shape, [], {}
+    on_host = X.numel() <= HOST_VECTORS
 
     def fun(x):
-        value, grad = torch_objective.value_and_grad(x.view(shape), alpha)
+        if on_host:  # x: the float64 iterate on the host
+            X.copy_(torch.from_numpy(x.reshape(shape)))
+        value, grad = torch_objective.value_and_grad(X if on_host else x.view(shape), alpha)
         last["value"] = float(value)
-        return last["value"], grad.view(-1)
+        return last["value"], (grad.to(torch.float64).cpu().numpy().ravel() if on_host else grad.view(-1))
 
     def record(x):
         history.append(last["value"])
@@ -264,8 +288,9 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
     start = time.perf_counter()
     with torch.no_grad(), _deterministic(torch, deterministic):
         x, value, n_iter, converged, message = two_loop_lbfgs(
-            fun, X.view(-1), max_iter=int(max_iter), tol=tol, callback=record, vectors=TorchVectors(torch))
-    solution = x.view(shape).cpu().numpy().astype(np.float64)
+            fun, np.asarray(X0, dtype=np.float64).ravel() if on_host else X.view(-1), max_iter=int(max_iter),
+            tol=tol, callback=record, vectors=None if on_host else TorchVectors(torch))
+    solution = (x if on_host else x.cpu().numpy()).reshape(shape).astype(np.float64)
     return SolverResult(solution, float(value), n_iter, converged, history,
                         f"{message}; L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s")
 
