@@ -73,3 +73,21 @@ def test_containers_are_immutable():
     g = c.aggregate()
     with pytest.raises(ValueError):
         g.votes[0] = 0
+
+
+@pytest.mark.parametrize("rows, weights, pure", [
+    ([[0, 1, 0, 2], [0, 2, 0, 1]], None, True),  # each comparison answered both ways once
+    ([[0, 1, 0, 2], [0, 2, 0, 1], [0, 1, 0, 2]], None, False),  # 2 votes against 1
+    ([[0, 1, 0, 2], [0, 2, 0, 1], [1, 2, 1, 3]], None, False),  # an edge with no opposite
+    ([[0, 1, 0, 2], [0, 2, 0, 1], [1, 2, 1, 3]], [1.0, 1.0, 0.0], True),  # ... but with no weight
+    ([[0, 1, 0, 2], [0, 2, 0, 1]], [0.5, 0.5 + 1e-12], True),  # equal to 1e-9
+])
+def test_pure_contradiction_is_found_with_and_without_the_shortcut(rows, weights, pure):
+    """data_problems' check: every edge's votes equal its opposite's; an edge with votes and no opposite
+    answers it without the opposing votes."""
+    from roembed.data.diagnostics import _pure_contradiction, data_problems
+
+    comparisons = Comparisons(np.array(rows), n_objects=4, weight=weights)
+    graph = comparisons.aggregate()
+    assert _pure_contradiction(graph) is pure
+    assert any("pure contradiction" in p for p in data_problems(graph)) is pure

@@ -58,6 +58,16 @@ def _examples(values, k: int = 5) -> str:
     return ", ".join(values[:k]) + (", ..." if len(values) > k else "")
 
 
+def _pure_contradiction(graph: ComparisonGraph) -> bool:
+    """Whether every edge's votes equal its opposite edge's (to 1e-9).  An edge with votes and no opposite
+    settles it at once, without the opposing votes of every edge (at 10^8 comparisons 3 s each time)."""
+    votes, reverse = graph.votes, graph.reverse_edge
+    if np.any((reverse < 0) & (votes != 0)):
+        return False
+    opposing = graph.opposing_votes
+    return bool(np.all(np.abs(votes - opposing) <= 1e-9 * (votes + opposing)))
+
+
 def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> list[str]:
     """Sentences describing what the comparisons cannot support (empty when all is well)."""
     comparisons = graph.comparisons
@@ -79,8 +89,7 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
     if n_components is not None and n_components >= len(used):
         problems.append(f"{n_components} dimensions for {len(used)} objects with comparisons: "
                         f"{len(used)} points fit in {max(len(used) - 1, 1)} dimensions, the rest are arbitrary")
-    net = graph.votes - graph.opposing_votes
-    if graph.votes.sum() > 0 and np.all(np.abs(net) <= 1e-9 * (graph.votes + graph.opposing_votes)):
+    if graph.votes.sum() > 0 and _pure_contradiction(graph):
         problems.append("every comparison was answered both ways with equal weight (pure contradiction): "
                         "the data hold no order and the embedding is arbitrary")
     w = comparisons.weight
