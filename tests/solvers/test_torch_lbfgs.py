@@ -150,27 +150,6 @@ def test_a_scalar_cap_matches_the_same_cap_per_edge(loss):
     np.testing.assert_allclose(scalar.gamma(scalar.tensor(X)).numpy(), gamma, atol=1e-12)
 
 
-def test_compiled_kernels_give_the_eager_value_and_gradient(monkeypatch):
-    """The torch.compile'd halves (a GPU's path on large graphs) forced on the CPU: same value and gradient."""
-    import roembed.solvers.torch_lbfgs as torch_lbfgs
-
-    objective, distances, X = _problem("soe", cap=0.3, seed=2)
-    tobj = TorchObjective(objective, distances, "cpu", "float64", chunk=100)
-    eager = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
-    assert tobj._kernels() is None
-    monkeypatch.setattr(torch_lbfgs, "COMPILE_DEVICES", ("cpu",))
-    monkeypatch.setattr(torch_lbfgs, "COMPILE_EDGES", 1)
-    try:
-        compiled = tobj.value_and_grad(tobj.tensor(X), alpha=0.1)
-    except torch._dynamo.exc.BackendCompilerFailed as exc:  # pragma: no cover - no C++ compiler for inductor
-        pytest.skip(f"torch.compile unavailable here: {exc!r}"[:200])
-    assert tobj._kernels() is not None
-    np.testing.assert_allclose(float(compiled[0]), float(eager[0]), rtol=1e-12)
-    np.testing.assert_allclose(compiled[1].numpy(), eager[1].numpy(), rtol=1e-10, atol=1e-14)
-    with torch_lbfgs._deterministic(torch, True):  # never compiled when asked to be deterministic
-        assert tobj._kernels() is None
-
-
 @pytest.mark.parametrize("count, oldest", [(1, 0), (5, 0), (7, 5), (8, 3)])
 def test_the_tensor_two_loop_recursion_is_the_compiled_one(count, oldest):
     """TorchVectors.direction (coefficients kept on the device) computes the same H g as the NumPy path's

@@ -16,10 +16,11 @@ of :data:`~roembed.objective.TORCH_CHUNK`, so device memory is the edges' own
 arrays (int32 objects, float32 weights: 20 bytes per comparison) plus one
 chunk's temporaries, whatever the number of comparisons: no n x n matrix, no
 autograd tape, no per-comparison (m, p) array.  Values are summed in float64.
-``deterministic=True`` runs under ``torch.use_deterministic_algorithms`` (on
-CUDA, ``index_add_`` then takes its deterministic, slower path).  On a GPU, graphs
-of at least :data:`COMPILE_EDGES` edges gather and scatter through ``torch.compile``
-(fused kernels instead of a dozen passes over each chunk; not when deterministic).
+On a CUDA device the gather and the scatter of each chunk are two fused Triton kernels
+(:mod:`roembed.solvers.triton_kernels`; Triton ships with torch's CUDA builds, and ``torch.compile``
+on CUDA needs it too); elsewhere, or with ``deterministic=True`` (under
+``torch.use_deterministic_algorithms``, so ``index_add_`` takes its deterministic, slower path on CUDA),
+eager torch operations.
 """
 from __future__ import annotations
 
@@ -64,31 +65,6 @@ def check_on_device(tensors, device) -> None:
             raise RuntimeError(f"tensor on {t.device}, expected {device}")
 
 
-COMPILE_EDGES = 1 << 24
-"""Fewest edges for which a GPU evaluates through ``torch.compile``'d halves.  Measured on an H100
-(docs/data/torch_eval_compile_h100.json): one evaluation of 10^8 edges 65 ms compiled against 121 ms
-eager, 10^7 edges 4.8 against 10.9 ms, 10^6 1.3 against 1.3 ms; compiling costs 5-8 s once per process,
-which the 660 evaluations of a default fit at 10^7 edges (6 ms saved each) would not repay."""
-COMPILE_DEVICES = ("cuda",)
-
-
-def edge_sq_distances(X, q):
-    """Squared distances of each edge's near pair ``(q0, q1)`` and far pair ``(q2, q3)`` at ``X``."""
-    diff_near = X[q[:, 0]] - X[q[:, 1]]
-    diff_far = X[q[:, 2]] - X[q[:, 3]]
-    return (diff_near * diff_near).sum(1), (diff_far * diff_far).sum(1)
-
-
-def edge_adjoint(X, q, g_near, g_far, grad):
-    """Adds ``2 g (x_a - x_b)`` to row ``a`` and subtracts it from row ``b`` of ``grad``, for each edge's
-    near pair (slope ``g_near``) and far pair (``g_far``)."""
-    diff_near = (X[q[:, 0]] - X[q[:, 1]]) * (2.0 * g_near)[:, None]
-    diff_far = (X[q[:, 2]] - X[q[:, 3]]) * (2.0 * g_far)[:, None]
-    grad.index_add_(0, q[:, 0], diff_near).index_add_(0, q[:, 1], diff_near, alpha=-1)
-    grad.index_add_(0, q[:, 2], diff_far).index_add_(0, q[:, 3], diff_far, alpha=-1)
-    return grad
-
-
 def edge_differences(X, q):
     """Each edge's near and far differences ``x_i - x_j``, ``x_l - x_k`` (rows of the chunk) and their squared
     norms: the eager path keeps the differences for :func:`scatter_differences` instead of gathering the
@@ -107,6 +83,18 @@ def scatter_differences(q, diff_near, diff_far, g_near, g_far, grad):
     return grad
 
 
+def edge_sq_distances(X, q):
+    """Squared distances of each edge's near pair ``(q0, q1)`` and far pair ``(q2, q3)`` at ``X``."""
+    return edge_differences(X, q)[2:]
+
+
+def edge_adjoint(X, q, g_near, g_far, grad):
+    """Adds ``2 g (x_a - x_b)`` to row ``a`` and subtracts it from row ``b`` of ``grad``, for each edge's
+    near pair (slope ``g_near``) and far pair (``g_far``)."""
+    diff_near, diff_far, _, _ = edge_differences(X, q)
+    return scatter_differences(q, diff_near, diff_far, g_near, g_far, grad)
+
+
 @functools.lru_cache(maxsize=None)
 def _triton_kernels():
     """``(edge_sq_distances, edge_adjoint)`` of :mod:`roembed.solvers.triton_kernels`, or None without Triton."""
@@ -115,12 +103,6 @@ def _triton_kernels():
     except ImportError:
         return None
     return triton_kernels.edge_sq_distances, triton_kernels.edge_adjoint
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(torch):
-    """``(edge_sq_distances, edge_adjoint)`` under ``torch.compile`` (dynamic shapes: the last chunk is shorter)."""
-    return (torch.compile(edge_sq_distances, dynamic=True), torch.compile(edge_adjoint, dynamic=True))
 
 
 class TorchObjective:
@@ -179,16 +161,12 @@ class TorchObjective:
         return value, grad
 
     def _kernels(self):
-        """The gather and scatter halves of an evaluation on a CUDA device, unless deterministic: Triton's
-        fused kernels (:mod:`roembed.solvers.triton_kernels`) or, without Triton, ``torch.compile``'d ones
-        for graphs of at least :data:`COMPILE_EDGES` edges; else None: eager, the differences gathered once
-        per chunk and kept for the adjoint."""
-        if self.device.type not in COMPILE_DEVICES or self.torch.are_deterministic_algorithms_enabled():
+        """The gather and scatter halves of an evaluation as fused Triton kernels on a CUDA device (unless
+        deterministic: their atomic adds are not); else None: eager, the differences gathered once per chunk
+        and kept for the adjoint."""
+        if self.device.type != "cuda" or self.torch.are_deterministic_algorithms_enabled():
             return None
-        fused = _triton_kernels() if self.device.type == "cuda" else None
-        if fused is not None:
-            return fused
-        return _compiled(self.torch) if len(self.objective) >= COMPILE_EDGES else None
+        return _triton_kernels()
 
     def gamma(self, X):
         """The per-edge outlier shifts at ``X`` (None without caps)."""
@@ -204,7 +182,8 @@ HOST_VECTORS = 1 << 16
 """Most unknowns (n x p) for which the L-BFGS iterates and pairs stay on the host as on the NumPy path
 (float64 iterates, float32 pairs, the compiled recursion), the device only evaluating: on small problems
 the recursion's 80 tiny device operations per iteration cost more than copying the iterate and gradient
-(on an H100, 1.5 ms per iteration against 0.05 ms at 10^4 unknowns; docs/results.md, "On a GPU")."""
+(on an H100 at 10^4 unknowns, cProfile'd: 1.5 ms per iteration, half of a 1.5 s default fit of 10^5
+triplets; the compiled recursion takes about 0.1 ms there; docs/results.md, "On a GPU")."""
 
 
 class TorchVectors:

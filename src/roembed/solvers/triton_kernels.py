@@ -20,7 +20,9 @@ BLOCK_WIDTH = 2048
 
 
 @triton.jit
-def _distances_kernel(X, Q, d_near, d_far, n_edges, p, stride, BLOCK_E: tl.constexpr, BLOCK_P: tl.constexpr):
+def _edge_rows(Q, n_edges, p, stride, BLOCK_E: tl.constexpr, BLOCK_P: tl.constexpr):
+    """This program's edges ``e`` (those that exist: ``live``), the coordinates ``c`` (``cell``: the
+    (edge, coordinate) pairs that exist) and the offsets of the rows of each edge's four objects."""
     e = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
     live = e < n_edges
     c = tl.arange(0, BLOCK_P)
@@ -30,31 +32,30 @@ def _distances_kernel(X, Q, d_near, d_far, n_edges, p, stride, BLOCK_E: tl.const
     j = tl.load(q + 1, mask=live, other=0).to(tl.int64) * stride
     l = tl.load(q + 2, mask=live, other=0).to(tl.int64) * stride
     k = tl.load(q + 3, mask=live, other=0).to(tl.int64) * stride
-    u = tl.load(X + i[:, None] + c[None, :], mask=cell, other=0.0) - tl.load(X + j[:, None] + c[None, :], mask=cell,
-                                                                                other=0.0)
-    v = tl.load(X + l[:, None] + c[None, :], mask=cell, other=0.0) - tl.load(X + k[:, None] + c[None, :], mask=cell,
-                                                                                other=0.0)
+    return e, live, c, cell, i, j, l, k
+
+
+@triton.jit
+def _difference(X, a, b, c, cell):
+    """``x_a - x_b`` for each edge's rows ``a``, ``b`` (zero outside ``cell``)."""
+    return tl.load(X + a[:, None] + c[None, :], mask=cell, other=0.0) - tl.load(X + b[:, None] + c[None, :],
+                                                                                mask=cell, other=0.0)
+
+
+@triton.jit
+def _distances_kernel(X, Q, d_near, d_far, n_edges, p, stride, BLOCK_E: tl.constexpr, BLOCK_P: tl.constexpr):
+    e, live, c, cell, i, j, l, k = _edge_rows(Q, n_edges, p, stride, BLOCK_E, BLOCK_P)
+    u = _difference(X, i, j, c, cell)
+    v = _difference(X, l, k, c, cell)
     tl.store(d_near + e, tl.sum(u * u, axis=1), mask=live)
     tl.store(d_far + e, tl.sum(v * v, axis=1), mask=live)
 
 
 @triton.jit
 def _adjoint_kernel(X, Q, g_near, g_far, G, n_edges, p, stride, BLOCK_E: tl.constexpr, BLOCK_P: tl.constexpr):
-    e = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
-    live = e < n_edges
-    c = tl.arange(0, BLOCK_P)
-    cell = live[:, None] & (c < p)[None, :]
-    q = Q + e.to(tl.int64) * 4
-    i = tl.load(q, mask=live, other=0).to(tl.int64) * stride
-    j = tl.load(q + 1, mask=live, other=0).to(tl.int64) * stride
-    l = tl.load(q + 2, mask=live, other=0).to(tl.int64) * stride
-    k = tl.load(q + 3, mask=live, other=0).to(tl.int64) * stride
-    a = 2.0 * tl.load(g_near + e, mask=live, other=0.0)
-    b = 2.0 * tl.load(g_far + e, mask=live, other=0.0)
-    u = (tl.load(X + i[:, None] + c[None, :], mask=cell, other=0.0)
-         - tl.load(X + j[:, None] + c[None, :], mask=cell, other=0.0)) * a[:, None]
-    v = (tl.load(X + l[:, None] + c[None, :], mask=cell, other=0.0)
-         - tl.load(X + k[:, None] + c[None, :], mask=cell, other=0.0)) * b[:, None]
+    e, live, c, cell, i, j, l, k = _edge_rows(Q, n_edges, p, stride, BLOCK_E, BLOCK_P)
+    u = _difference(X, i, j, c, cell) * (2.0 * tl.load(g_near + e, mask=live, other=0.0))[:, None]
+    v = _difference(X, l, k, c, cell) * (2.0 * tl.load(g_far + e, mask=live, other=0.0))[:, None]
     tl.atomic_add(G + i[:, None] + c[None, :], u, mask=cell, sem="relaxed")
     tl.atomic_add(G + j[:, None] + c[None, :], -u, mask=cell, sem="relaxed")
     tl.atomic_add(G + l[:, None] + c[None, :], v, mask=cell, sem="relaxed")
