@@ -87,7 +87,10 @@ def edge_agreement(X, graph, edges) -> float:
     (:func:`~roembed._kernels.satisfied_votes`): each edge counts its votes, and no copy of the responses
     is made (the self-tuning fit's validation score; at 10^7 comparisons a copy of the
     held-out 20% took 8 bytes per comparison).  Equal to ``agreement(X, responses)`` bit for bit when the
-    weights are integers (every sum is exact), else to rounding."""
+    weights are integers (every sum is exact), else to rounding.  ``X`` may be a torch tensor (the torch
+    solver's iterate, handed to its ``stop``), copied to the host."""
+    if hasattr(X, "detach"):  # a torch tensor: an iterate on the torch solver's device (its ``stop``)
+        X = X.detach().cpu().numpy()
     X, edges = np.asarray(X, float), np.asarray(edges)
     votes = np.asarray(graph.votes, dtype=np.float64)
     if X.shape[1] <= NUMPY_ORDER_MAX:

@@ -202,3 +202,34 @@ def test_the_torch_solver_takes_the_numpy_paths_iterations(monkeypatch):
     np.testing.assert_allclose(res.history, history, rtol=1e-9)
     np.testing.assert_allclose(res.solution, x.reshape(X0.shape), rtol=1e-6, atol=1e-8)
     assert res.objective == pytest.approx(value, rel=1e-10)
+
+
+@pytest.mark.parametrize("host_vectors", [True, False])
+def test_stop_ends_the_torch_solve_on_the_iterates_of_a_solve_without_it(monkeypatch, host_vectors):
+    """``stop`` (as the self-tuning fit's give-up rule uses it) sees each iterate -- a NumPy array when the
+    vectors are on the host, else a tensor, which edge_agreement reads -- and ends the solve where it
+    returns True; until then the iterates are those of a solve without it."""
+    import roembed.solvers.torch_lbfgs as torch_lbfgs
+    from roembed.metrics import edge_agreement
+    from roembed.solvers import STOPPABLE, solve
+
+    if not host_vectors:
+        monkeypatch.setattr(torch_lbfgs, "HOST_VECTORS", 0)
+    objective, distances, X0 = _problem("soe", cap=None, seed=6)
+    graph = objective.graph
+    full = minimize_embedding_torch(objective, distances, X0, alpha=1e-3, max_iter=200, tol=1e-12, device="cpu",
+                                    dtype="float64")
+    seen = []
+
+    def stop(iteration, X):
+        seen.append((iteration, type(X).__module__.split(".")[0], edge_agreement(X, graph, np.arange(len(graph)))))
+        return iteration == 7
+
+    assert "torch" in STOPPABLE
+    res = solve(objective, distances, X0, solver="torch", alpha=1e-3, max_iter=200, tol=1e-12, device="cpu",
+                dtype="float64", stop=stop)
+    assert res.stopped and res.n_iter == 7 and full.n_iter > 7 and not full.stopped
+    assert [s[0] for s in seen] == list(range(1, 8))
+    assert {s[1] for s in seen} == {"numpy" if host_vectors else "torch"}
+    assert 0.5 < seen[-1][2] <= 1.0
+    np.testing.assert_allclose(res.history, full.history[:7], rtol=1e-12)

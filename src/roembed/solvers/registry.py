@@ -39,11 +39,11 @@ def _lbfgs(objective, distances, X0, *, alpha, max_iter, tol, callback, method="
                               method=method, blas_threads=blas_threads, stop=stop)
 
 
-def _torch(objective, distances, X0, *, alpha, max_iter, tol, callback, device=None, dtype="float64"):
+def _torch(objective, distances, X0, *, alpha, max_iter, tol, callback, device=None, dtype="float64", stop=None):
     from .torch_lbfgs import minimize_embedding_torch
 
     return minimize_embedding_torch(objective, distances, X0, alpha=alpha, max_iter=max_iter, tol=tol,
-                                    device=device, dtype=dtype, callback=callback)
+                                    device=device, dtype=dtype, callback=callback, stop=stop)
 
 
 def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_threads=1):
@@ -59,10 +59,8 @@ def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_thre
 
 SOLVERS: dict[str, Callable[..., SolverResult]] = {"lbfgs": _lbfgs, "factored": _lbfgs, "torch": _torch,
                                                    "gram": _gram}
-STOPPABLE = ("lbfgs", "factored")
-"""Solvers that take ``stop`` (the torch solver's iterates live on the device, where ``stop`` cannot read them
-without a copy per iteration; the Gram solver has no
-embedding to show until it ends)."""
+STOPPABLE = ("lbfgs", "factored", "torch")
+"""Solvers that take ``stop`` (the Gram solver has no embedding to show until it ends)."""
 
 
 def solve(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, solver: str = "lbfgs",
@@ -71,8 +69,9 @@ def solve(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *,
     """Minimises ``objective(d(X)) + alpha ||X||_F^2`` from ``X0`` with the registered ``solver``.
 
     ``callback(iteration, value)`` and any active observer hear every iteration;
-    ``stop(iteration, X)`` (solvers in ``STOPPABLE``) ends the solve when it returns True
-    (``SolverResult.stopped``); ``options`` go to the solver (see the module table).
+    ``stop(iteration, X)`` (solvers in ``STOPPABLE``; ``X`` the iterate, a tensor on the torch solver's
+    device) ends the solve when it returns True (``SolverResult.stopped``); ``options`` go to the solver
+    (see the module table).
     """
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {solver!r}")

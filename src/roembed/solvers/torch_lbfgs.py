@@ -234,7 +234,7 @@ class TorchVectors:
 
 def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances, X0: np.ndarray, *, alpha=0.0,
                              max_iter=1000, tol=1e-7, device=None, dtype="float32", callback=None,
-                             deterministic=False, chunk=None) -> SolverResult:
+                             deterministic=False, chunk=None, stop=None) -> SolverResult:
     """Minimises ``objective(d(X)) + alpha ||X||_F^2`` with the NumPy path's L-BFGS
     (:func:`~roembed.solvers.lbfgs.two_loop_lbfgs`: Armijo backtracking, the same stopping rule), its
     vectors on the device (:class:`TorchVectors`) or, up to :data:`HOST_VECTORS` unknowns, on the host.
@@ -242,13 +242,15 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
     Same contract as :func:`roembed.solvers.minimize_embedding`; ``tol`` is the
     relative decrease of the objective below which L-BFGS stops.  The solution comes back
     as a float64 NumPy array.  ``chunk``: edges per chunk (default
-    :data:`~roembed.objective.TORCH_CHUNK`); ``deterministic``: see the module docstring.
+    :data:`~roembed.objective.TORCH_CHUNK`); ``deterministic``: see the module docstring; ``stop(iteration,
+    X)``: as on the NumPy path, ``X`` being the iterate where it lives (a NumPy array on the host, else a
+    tensor on the device: read it only when needed, a copy to the host costs ``4 n p`` bytes).
     """
     torch_objective = TorchObjective(objective, distances, device, dtype, chunk)
     torch = torch_objective.torch
     X = torch_objective.tensor(X0)
     check_on_device([X], torch_objective.device)
-    shape, history, last = X.shape, [], {}
+    shape, history, last, stopped = X.shape, [], {}, []
     on_host = X.numel() <= HOST_VECTORS
 
     def fun(x):
@@ -262,6 +264,9 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
         history.append(last["value"])
         if callback is not None:
             callback(len(history), last["value"])
+        if stop is not None and stop(len(history), x.reshape(shape) if on_host else x.view(shape)):
+            stopped.append(len(history))
+            return True
         return False
 
     start = time.perf_counter()
@@ -271,7 +276,7 @@ def minimize_embedding_torch(objective: EdgeObjective, distances: PairDistances,
             tol=tol, callback=record, vectors=None if on_host else TorchVectors(torch))
     solution = (x if on_host else x.cpu().numpy()).reshape(shape).astype(np.float64)
     return SolverResult(solution, float(value), n_iter, converged, history,
-                        f"{message}; L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s")
+                        f"{message}; L-BFGS on {X.device} in {time.perf_counter() - start:.2f}s", stopped=bool(stopped))
 
 
 @contextlib.contextmanager
