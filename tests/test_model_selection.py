@@ -78,3 +78,14 @@ def test_holdout_takes_given_group_ids_and_checks_their_length():
 def test_distinct_ids_equal_np_unique_with_its_dtype(ids):
     got = distinct_ids(ids)  # the table for small non-negative integers, np.unique for the rest
     assert np.array_equal(got, np.unique(ids)) and got.dtype == np.unique(ids).dtype
+
+
+@pytest.mark.parametrize("ids", [np.array([3, 0, 7, 3, 9, 9, 1], dtype=np.int32), np.arange(50)[::-1] % 13,
+                                 np.array([-2, 5, -2, 8]), np.array(["b", "a", "c", "a"]), np.array([10**9, 1])])
+def test_membership_through_a_table_is_isin(ids):
+    """holdout_mask's membership test: a table for small non-negative integer ranges, np.isin otherwise."""
+    from roembed.model_selection import _members
+
+    chosen = np.unique(ids)[::2]
+    assert np.array_equal(_members(ids, chosen), np.isin(ids, chosen))
+    assert not _members(ids, chosen[:0]).any()

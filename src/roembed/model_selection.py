@@ -96,7 +96,17 @@ def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, g
             f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
     held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
-    return np.isin(ids, held)
+    return _members(ids, held)
+
+
+def _members(ids: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """``np.isin(ids, chosen)``; for non-negative integer ids of a small range through a table of the chosen
+    ones (10^8 query ids: 2.7 s in ``np.isin``)."""
+    if ids.dtype.kind not in "iu" or len(ids) == 0 or ids.min() < 0 or ids.max() > 4 * len(ids):
+        return np.isin(ids, chosen)
+    table = np.zeros(int(ids.max()) + 1, dtype=bool)
+    table[chosen] = True
+    return table[ids]
 
 
 def holdout_split(comparisons: Comparisons, fraction: float, random_state=None, groups="query"):
