@@ -233,3 +233,21 @@ def test_stop_ends_the_torch_solve_on_the_iterates_of_a_solve_without_it(monkeyp
     assert {s[1] for s in seen} == {"numpy" if host_vectors else "torch"}
     assert 0.5 < seen[-1][2] <= 1.0
     np.testing.assert_allclose(res.history, full.history[:7], rtol=1e-12)
+
+
+def test_the_fused_kernels_are_used_only_where_triton_runs(monkeypatch):
+    """Dispatch, without a GPU: Triton's kernels on a CUDA device of compute capability 7.0 or more, eager
+    torch on older ones, on other devices and when deterministic."""
+    import roembed.solvers.torch_lbfgs as torch_lbfgs
+
+    objective, distances, _ = _problem()
+    tobj = TorchObjective(objective, distances, "cpu", "float32")
+    fused = ("distances", "adjoint")
+    monkeypatch.setattr(torch_lbfgs, "_triton_kernels", lambda: fused)
+    assert tobj._kernels() is None  # the CPU
+    tobj.device = torch.device("cuda")
+    for capability, expected in (((9, 0), fused), ((7, 0), fused), ((6, 1), None)):
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None, c=capability: c)
+        assert tobj._kernels() == expected
+        with torch_lbfgs._deterministic(torch, True):
+            assert tobj._kernels() is None

@@ -161,10 +161,11 @@ class TorchObjective:
         return value, grad
 
     def _kernels(self):
-        """The gather and scatter halves of an evaluation as fused Triton kernels on a CUDA device (unless
-        deterministic: their atomic adds are not); else None: eager, the differences gathered once per chunk
-        and kept for the adjoint."""
-        if self.device.type != "cuda" or self.torch.are_deterministic_algorithms_enabled():
+        """The gather and scatter halves of an evaluation as fused Triton kernels on a CUDA device that Triton
+        supports (compute capability 7.0 or more), unless deterministic (their atomic adds are not); else
+        None: eager, the differences gathered once per chunk and kept for the adjoint."""
+        if (self.device.type != "cuda" or self.torch.are_deterministic_algorithms_enabled()
+                or self.torch.cuda.get_device_capability(self.device) < (7, 0)):
             return None
         return _triton_kernels()
 
