@@ -251,3 +251,22 @@ def test_the_fused_kernels_are_used_only_where_triton_runs(monkeypatch):
         assert tobj._kernels() == expected
         with torch_lbfgs._deterministic(torch, True):
             assert tobj._kernels() is None
+
+
+def test_shifts_on_the_torch_solvers_device_are_numpys():
+    """solvers.shifts: the torch solver's shifts (its device, its dtype) are the NumPy pass's -- to
+    rounding in float64, and in float32 the same edges flagged -- and None without caps."""
+    from roembed.solvers import shifts
+
+    objective, distances, X = _problem("soe", cap=0.3, seed=7)
+    expected = objective.embedding_shifts(X, distances)
+    assert np.count_nonzero(expected) > 5 and np.count_nonzero(expected == 0) > 5
+    np.testing.assert_array_equal(shifts(objective, distances, X, solver="lbfgs", max_iter=5), expected)
+    on_torch = shifts(objective, distances, X, solver="torch", device="cpu", dtype="float64", max_iter=5, tol=1e-9)
+    assert on_torch.dtype == np.float64
+    np.testing.assert_allclose(on_torch, expected, rtol=1e-12, atol=1e-14)
+    in_float32 = shifts(objective, distances, X, solver="torch", device="cpu", dtype="float32")
+    np.testing.assert_array_equal(in_float32 != 0, expected != 0)
+    np.testing.assert_allclose(in_float32, expected, rtol=1e-5, atol=1e-6)
+    plain, _, _ = _problem("soe", cap=None, seed=7)
+    assert shifts(plain, distances, X, solver="torch", device="cpu") is None

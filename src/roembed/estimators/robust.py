@@ -103,7 +103,7 @@ from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
 from ..metrics import edge_agreement, weighted_median
 from ..model_selection import GroupedKFold, holdout_mask
 from ..objective import EdgeObjective, PairDistances
-from ..solvers import STOPPABLE, SolverResult, solve
+from ..solvers import STOPPABLE, SolverResult, shifts, solve
 from .base import check_param, edge_objective
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
@@ -296,7 +296,7 @@ def stage_refine(problem: RobustProblem, settings: RobustSettings, state: FitSta
 
 def stage_shifts(problem: RobustProblem, settings: RobustSettings, state: FitState) -> FitState:
     """The outlier shifts ``gamma`` of the robust envelope at the final embedding."""
-    gamma = problem.robust(state.lam).embedding_shifts(state.X, problem.distances)  # chunk by chunk
+    gamma = shifts(problem.robust(state.lam), problem.distances, state.X, **settings.solve)  # chunk by chunk
     return dataclasses.replace(state, gamma=gamma)
 
 

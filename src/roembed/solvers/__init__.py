@@ -1,14 +1,15 @@
 """Solvers: each minimises an :class:`~roembed.objective.EdgeObjective` in one parametrisation.
 
-:func:`solve` with the registry ``SOLVERS`` is the one entry point the estimators use.
+:func:`solve` with the registry ``SOLVERS`` is the one entry point the estimators use (and :func:`shifts`
+the outlier shifts at an embedding, on the solver's backend).
 """
 from .lbfgs import SolverResult, minimize_embedding
 from .progress import observe_iterations
 from .projected_gradient import minimize_gram
-from .registry import SOLVERS, STOPPABLE, solve
+from .registry import SOLVERS, STOPPABLE, shifts, solve
 
 __all__ = ["SOLVERS", "STOPPABLE", "SolverResult", "minimize_embedding", "minimize_gram", "observe_iterations",
-           "solve"]
+           "shifts", "solve"]
 
 
 def __getattr__(name):
