@@ -108,6 +108,9 @@ CASES = [
     ("all weights zero", {"v.csv": "anchor,closer,farther,weight\n0,1,2,0\n1,2,0,0\n"}, ["--method", "soe"],
      ("error", ["v.csv", "weights are zero"])),
     ("labels without column", {"v.csv": GOOD}, ["--labels", "v.csv"], ("error", ["--label-column"])),
+    ("unknown device", {"v.csv": GOOD}, ["--device", "abacus"], ("error", ["--device abacus"])),
+    ("--device with soe", {"v.csv": GOOD}, ["--method", "soe", "--device", "cpu:0"],
+     ("error", ["--device does not apply to --method soe"])),
     # -- results the data cannot support (documented warnings) -----------------------------
     ("disconnected groups", {"v.csv": csv(triplets(range(5)) + triplets(range(5, 10)))}, ["--method", "soe"],
      ("warning", ["v.csv", "2 groups with no comparison between them"])),
@@ -122,7 +125,7 @@ CASES = [
      ("warning", ["salmon target names not used"])),
 ]
 CLI_ONLY = {"holdout rounds to no query", "--lam with soe", "--loss with roe", "negative seed", "dim >= objects",
-            "labels without column", "mostly unused ids", "--annotator-rounds with soe",
+            "labels without column", "unknown device", "--device with soe", "mostly unused ids", "--annotator-rounds with soe",
             "--annotator-rounds without annotators", "iteration limit", "unknown encoding"}
 
 

@@ -394,3 +394,21 @@ def test_progress_rate_counts_from_the_first_iteration_and_short_fits_stay_quiet
             now[0] += 0.01
             observer(it, 1.0)
     assert capsys.readouterr().err == ""
+
+
+def test_device_runs_the_robust_fit_on_the_torch_solver(tmp_path):
+    """--device: the torch solver on that device (here the CPU, where a GPU is not), the same outputs as
+    the NumPy path's fit: the same chosen candidate (lam to float32), the same number of flagged comparisons."""
+    pytest.importorskip("torch")
+    data = write_triplets(tmp_path / "t.csv", all_triplets(range(8))[::2])
+    numpy_run = run(data, "--out", tmp_path / "a")
+    torch_run = run(data, "--out", tmp_path / "b", "--device", "cpu:0")
+    assert numpy_run.exit_code == 0 and torch_run.exit_code == 0, torch_run.output
+    assert "(torch, cpu:0)" in torch_run.output and "(torch" not in numpy_run.output
+    a, b = check_output_set(tmp_path / "a"), check_output_set(tmp_path / "b")
+    assert b["settings"]["estimator"]["solver"] == "torch" and b["settings"]["estimator"]["device"] == "cpu:0"
+    assert a["settings"]["estimator"]["solver"] == "lbfgs"
+    assert {k: v for k, v in a["chosen"].items() if k != "lam"} == {k: v for k, v in b["chosen"].items() if k != "lam"}
+    assert b["chosen"]["lam"] == pytest.approx(a["chosen"]["lam"], rel=1e-3)  # float32 margins
+    assert a["n_outliers"] == b["n_outliers"]
+    assert abs(a["train_error"] - b["train_error"]) <= 0.01

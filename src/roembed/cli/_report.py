@@ -30,9 +30,11 @@ class BadInput(click.ClickException):
         click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
 
 
-def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None):
+def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None,
+                   device=None):
     """The estimator ``method`` with the given options; an option it does not take is bad input
-    (never silently ignored)."""
+    (never silently ignored).  ``device`` other than None or ``"cpu"``: the torch solver on that device
+    (checked now: torch installed, the device there)."""
     try:
         cls = estimator_class(method)
     except (ImportError, AttributeError, KeyError):
@@ -40,18 +42,32 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
     # lam="auto" and loss=None leave the estimator's own default
     options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
                "max_iter": max_iter, "n_init": n_init}
+    if device not in (None, "cpu"):
+        options["device"] = device
     accepted = cls().get_params()
     for key, value in options.items():
         if value is not None and key not in accepted:
             takers = sorted(m for m in METHODS if key in _params(m))
             raise BadInput(f"--{key.replace('_', '-')} does not apply to --method {method} "
                            f"(only to {', '.join(takers)})")
+    if options.get("device") is not None:
+        options.update(device=_torch_device(device), solver="torch")
     try:
         estimator = cls(**{k: v for k, v in options.items() if v is not None})
         estimator._check_params()
     except (TypeError, ValueError) as exc:
         raise BadInput(f"--method {method}: {exc}") from None
     return estimator
+
+
+def _torch_device(device: str) -> str:
+    """``device`` if torch is installed and has it, else bad input naming what is missing."""
+    try:
+        from ..solvers.torch_lbfgs import resolve_device
+
+        return str(resolve_device(device))
+    except (ImportError, RuntimeError) as exc:
+        raise BadInput(f"--device {device}: {str(exc).splitlines()[0]}") from None
 
 
 def _params(method: str) -> set:

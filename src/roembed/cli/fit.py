@@ -132,6 +132,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
+@click.option("--device", default="cpu", show_default=True,
+              help="Where the robust fit runs: cpu (NumPy), or a torch device such as cuda or cuda:1 "
+                   "(needs PyTorch; float32, the objective through Triton's kernels on CUDA).")
 @click.option("--n-init", type=click.IntRange(min=1), default=None,
               help="Starts of the first fit, the lowest objective kept (default: 20 for --dim 1, 10 for --dim 2, else 1).")
 @click.option("--annotator-rounds", type=click.IntRange(min=0), default=0, show_default=True,
@@ -156,8 +159,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, n_init, annotator_rounds, labels,
-        label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg, html_report, quiet, verbose):
+def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
+        annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg,
+        html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
@@ -191,7 +195,8 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
                        "(each run replaces the output folder as a whole)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs)
     say = (lambda *a, **k: None) if quiet else click.echo
-    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init)
+    estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
+                               device=device)
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
         raise BadInput(f"--annotator-rounds does not apply to --method {method} (only to robust, roe: "
                        "it scores annotators by the outliers they flag)")
@@ -247,6 +252,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f" ({int(ties.sum()) // 2} tie answers as half a vote each way)" if ties is not None and ties.any() else "")
         + (f"; kept per-response columns {', '.join(extra)}" if extra else ""))
     say(f"fitting {type(estimator).__name__} in {dim} dimensions"
+        + (f" (torch, {estimator.device})" if getattr(estimator, "solver", None) == "torch" else "")
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))
     reliability, rounds = None, None
     try:

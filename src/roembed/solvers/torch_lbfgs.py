@@ -61,7 +61,8 @@ def resolve_device(device=None):
 def check_on_device(tensors, device) -> None:
     """Raises if any tensor is not on ``device`` (guards against silently staying on the CPU)."""
     for t in tensors:
-        if t.device.type != device.type or (device.index is not None and t.device.index != device.index):
+        if t.device.type != device.type or (device.type != "cpu" and device.index is not None
+                                            and t.device.index != device.index):  # CPU tensors have no index
             raise RuntimeError(f"tensor on {t.device}, expected {device}")
 
 
