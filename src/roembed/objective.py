@@ -192,10 +192,17 @@ class EdgeObjective:
                 shifts[sl] = gm
         return value, g_pair, shifts
 
+    def objects_of(self, distances: PairDistances) -> np.ndarray:
+        """(E, 4) the objects of each edge's near and far pair: ``objects``, or looked up through the pairs
+        (not kept)."""
+        if self.objects is not None:
+            return self.objects
+        near, far = self.pair_indices()
+        return np.stack([distances.a[near], distances.b[near], distances.a[far], distances.b[far]], axis=1)
+
     def _objects(self, distances: PairDistances) -> np.ndarray:
-        if self.objects is None:
-            near, far = self.pair_indices()
-            self.objects = np.stack([distances.a[near], distances.b[near], distances.a[far], distances.b[far]], axis=1)
+        """:meth:`objects_of`, kept in ``objects`` for the next evaluation."""
+        self.objects = self.objects_of(distances)
         return self.objects
 
     def embedding_margins(self, X: np.ndarray, distances: PairDistances, step: int = 1) -> np.ndarray:

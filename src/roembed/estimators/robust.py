@@ -296,7 +296,7 @@ def stage_refine(problem: RobustProblem, settings: RobustSettings, state: FitSta
 
 def stage_shifts(problem: RobustProblem, settings: RobustSettings, state: FitState) -> FitState:
     """The outlier shifts ``gamma`` of the robust envelope at the final embedding."""
-    gamma = shifts(problem.robust(state.lam), problem.distances, state.X, **settings.solve)  # chunk by chunk
+    gamma = shifts(problem.robust(state.lam), problem.distances, state.X, **settings.solve)  # where it solved
     return dataclasses.replace(state, gamma=gamma)
 
 

@@ -117,11 +117,7 @@ class TorchObjective:
         self.torch = torch
         self.device = resolve_device(device)
         self.dtype = getattr(torch, str(dtype).replace("torch.", ""))
-        objects = objective.objects
-        if objects is None:
-            near, far = objective.pair_indices()
-            objects = np.stack([distances.a[near], distances.b[near], distances.a[far], distances.b[far]], axis=1)
-        objects = np.asarray(objects)
+        objects = np.asarray(objective.objects_of(distances))  # not kept on the caller's objective
         index = np.int32 if distances.n_objects < np.iinfo(np.int32).max else np.int64
 
         def real(a):  # None stays None; a scalar becomes a 0-d tensor
@@ -185,7 +181,8 @@ HOST_VECTORS = 1 << 16
 (float64 iterates, float32 pairs, the compiled recursion), the device only evaluating: on small problems
 the recursion's 80 tiny device operations per iteration cost more than copying the iterate and gradient
 (on an H100 at 10^4 unknowns, cProfile'd: 1.5 ms per iteration, half of a 1.5 s default fit of 10^5
-triplets; the compiled recursion takes about 0.1 ms there; docs/results.md, "On a GPU")."""
+triplets; the compiled recursion's 8 us per 1,000 unknowns on the CPU would make it about 0.1 ms;
+docs/results.md, "On a GPU after the fifteenth session")."""
 
 
 class TorchVectors:
