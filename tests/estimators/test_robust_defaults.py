@@ -251,6 +251,53 @@ def test_restarts_are_screened_then_the_lowest_goes_on(monkeypatch):
     assert [c[0] for c in calls] == [5000]
 
 
+@pytest.mark.parametrize("chosen_loss", ["soe", "tste"])
+def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypatch, chosen_loss):
+    data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=3003)
+    real_choose = RobustOrdinalEmbedding._choose
+
+    def choose(self, graph, X0):  # the tuning as it is, its choice of loss forced
+        chosen, results, candidate = real_choose(self, graph, X0)
+        return dict(chosen, loss=chosen_loss, refine=None, refine_alpha=None), results, candidate
+
+    screened, real_solve = [], robust.solve
+
+    def recording(objective, distances, X0, **kw):
+        result = real_solve(objective, distances, X0, **kw)
+        if kw["max_iter"] == robust.RESTART_SCREEN:
+            screened.append((objective.loss.name, X0.copy(), result))
+        return result
+
+    real_restarts, best_soe = RobustOrdinalEmbedding._restarts, []
+
+    def restarts(self, graph, X0):
+        state, loss = real_restarts(self, graph, X0)
+        best_soe.append(state.X.copy())
+        return state, loss
+
+    monkeypatch.setattr(RobustOrdinalEmbedding, "_choose", choose)
+    monkeypatch.setattr(RobustOrdinalEmbedding, "_restarts", restarts)
+    monkeypatch.setattr(robust, "solve", recording)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+    names = [name for name, _, _ in screened]
+    assert names[:10] == ["squared_hinge"] * 10  # SOE's restarts (n_init="auto": 10 at p = 2), before the tuning
+    soe_values = [r.objective for _, _, r in screened[:10]]
+    if chosen_loss == "soe":  # the restarts' own loss: they are not run again
+        assert len(names) == 10
+        np.testing.assert_array_equal(est.restart_objectives_, soe_values)
+        return
+    assert names[10:] == ["tstudent"] * 10  # t-STE's, in the final fit
+    own = screened[10:]
+    np.testing.assert_array_equal(est.restart_objectives_, [r.objective for _, _, r in own])
+    np.testing.assert_array_equal(own[0][1], best_soe[0])  # its first start is the best of SOE's ...
+    for (_, start, _), (_, soe_start, _) in zip(own[1:], screened[1:10]):  # ... the others SOE's random starts
+        np.testing.assert_array_equal(start, soe_start)
+    assert est.chosen_params_["loss"] == "tste"
+
+
 def test_restarts_that_disagree_raise_a_warning():
     data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=4)
