@@ -407,8 +407,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         60 seeds (docs/results.md, "Low dimensions"): p = 1 60 of 60 fits reach rank correlation 0.95 (59
         before), p = 2 51 of 60 within 10% of the best single SOE start's Procrustes disparity (52 before),
         worst disparity 0.42 (0.78 before), mean test error lower by 0.001 at both.
-        ``restart_objectives_`` are those of the restarts of the loss fitted last.  A warning says when fewer
-        than two starts reach the best objective (within 1%).
+        ``restart_objectives_`` are those of the first restarts, whose random starts are on an equal footing
+        (the chosen loss's first start is SOE's converged best), and a warning says when fewer than two of them
+        reach the best objective (within 1%).
     validation_fraction : float in (0, 1)
         Share of the queries held out (whole queries) to choose the ``"auto"`` parameters.
     annotators : "auto" or None
@@ -541,10 +542,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         # table is built; the edge objects are computed again if something asks
         state, problem = dataclasses.replace(state, objective=None), None
         graph.forget("edge_objects")
-        own_restarts = settings.n_init > 1 and state.restart_objectives is not None
-        if not own_restarts and restarts.restart_objectives is not None:  # the objectives of the first restarts
-            state = dataclasses.replace(state, restart_objectives=restarts.restart_objectives)
-        self._store_state(dataclasses.replace(state, n_iter=state.n_iter + annotator_iter + restarts.n_iter))
+        self._store_state(dataclasses.replace(state, n_iter=state.n_iter + annotator_iter + restarts.n_iter,
+                                              restart_objectives=state.restart_objectives
+                                              if restarts.restart_objectives is None
+                                              else restarts.restart_objectives))
         self.chosen_params_ = {**chosen, "alpha": settings.alpha, "lam": self.lam_, "n_init": self._n_init(),
                                "refine_alpha": settings.refine_alpha if settings.refine is not None else None,
                                "annotators": None if self.annotator_types_ is None else "types",
