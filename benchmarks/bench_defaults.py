@@ -21,7 +21,8 @@ estimator - 1 (of the medians; negative is better), outlier precision / recall a
 ``--lowdim``: the low-dimension reliability check instead -- n = 30, p = 1 and 2, 20% of single answers
 flipped (``vote`` model), 1,000 training triplets, 20 seeds (data seed 3000 + r).  p = 1: Spearman
 correlation of the embedding with the truth (target >= 0.95); p = 2: Procrustes disparity against the best
-of ten single-start SOE fits of roembed (target: within 10%).  cblearn's SOE (10 restarts) alongside.
+of ten single-start SOE fits of roembed (target: within 10%).  cblearn's SOE (10 restarts) alongside, scored by
+the same criterion (``cblearn_SOE_ok``).
 
 Run with the cblearn environment::
 
