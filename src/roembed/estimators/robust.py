@@ -403,10 +403,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1).  The start has seen the validation queries; it is only a start, the
         same for every candidate.  When the tuning chooses another loss (t-STE), the final fit restarts that
         loss from the best start and the same random ones and keeps its lowest objective, the objective it
-        minimises (before, t-STE ran from SOE's best start alone).  Measured on the low-dimension benchmark's
-        60 seeds (docs/results.md, "Low dimensions"): p = 1 60 of 60 fits reach rank correlation 0.95 (59
-        before), p = 2 51 of 60 within 10% of the best single SOE start's Procrustes disparity (52 before),
-        worst disparity 0.42 (0.78 before), mean test error lower by 0.001 at both.
+        minimises (measured in docs/results.md, "Low dimensions": the worst case and the test error improve).
         ``restart_objectives_`` are those of the first restarts, whose random starts are on an equal footing
         (the chosen loss's first start is SOE's converged best), and a warning says when fewer than two of them
         reach the best objective (within 1%).
