@@ -331,10 +331,11 @@ def refinement_scale(objective: EdgeObjective, distances: PairDistances, X: np.n
     The sigmoid is not scale-invariant: a slope of 2 on margins of 100 is flat, and the refinement shrinks
     such a start for hundreds of iterations before it moves anything.  SOE's Euclidean margins :math:`m_c`
     are (up to their ``eps``) of degree one in the scale, so the search is one-dimensional on margins read
-    once (every ``k``-th edge beyond ``AUTO_CAP_EDGES``).  Measured on exploration data in docs/results.md,
+    once, of every ``k``-th edge beyond ``REFINE_SCALE_EDGES`` (a sample of 2^21 edges added 5 bytes per
+    comparison to the peak of a 10^7-triplet fit).  Measured on exploration data in docs/results.md,
     "The refinement's start".
     """
-    step = -(-len(objective) // AUTO_CAP_EDGES)
+    step = -(-len(objective) // REFINE_SCALE_EDGES)
     margins = objective.embedding_margins(X, distances, step)
     weights = objective.loss_weight[::step] * step
     ridge = alpha * float(np.sum(np.square(X, dtype=np.float64)))
@@ -391,6 +392,7 @@ AUTO_RESTARTS = {1: 20, 2: 10}  # n_init="auto" by n_components (else 1); see th
 RESTART_SCREEN = 100  # iterations of each start before the lowest objective goes on (see stage_plain)
 SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
+REFINE_SCALE_EDGES = 1 << 16  # refinement_scale reads the margins of at most this many edges (every k-th beyond)
 CONTINUE_EDGES = 1 << 19  # from this many edges on, the final fit continues the chosen candidate (continue_fit)
 HOPELESS_AFTER, HOPELESS_MARGIN = 200, 0.02  # a refinement candidate given up (see refine_candidate)
 
