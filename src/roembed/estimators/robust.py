@@ -53,7 +53,8 @@ The self-tuning default (``loss``, ``weighting``, ``refine`` = ``"auto"``): 20% 
 held out; candidates are fitted on the rest and scored by the share of held-out votes they
 satisfy, greedily and cheapest first: the weightings ``net``, ``majority`` and ``vote`` with SOE; t-STE
 (dof ``max(p - 1, 1)``, ridge 1e-9) with the better weighting; then the refinement stage
-continued from the best fit of ``net`` and of ``majority`` with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
+continued from the best fit of ``net`` and of ``majority`` (rescaled to the sigmoid's best scale,
+:func:`refinement_scale`) with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
 (both ridges times ``100 / n`` on ``n > 100`` objects, as ``alpha``).
 Losing losses are not refined, and a refinement more than 0.02 below the best candidate after 200
 iterations is given up (:func:`refine_candidate`), so a default fit costs about four robust fits
