@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import lru_cache
 
 import numba
@@ -14,6 +14,13 @@ from threadpoolctl import ThreadpoolController
 @lru_cache(maxsize=1)
 def _controller() -> ThreadpoolController:
     return ThreadpoolController()  # finding the BLAS libraries costs ~30 ms: once per process
+
+
+def blas_limit(n: int | None):
+    """A context capping the BLAS threads at ``n`` (None: no cap), through the process's one controller.
+    ``threadpoolctl.threadpool_limits`` looks the libraries up again on every call (about 3 ms): 37 solves
+    of a default fit on the THINGS data spent 0.11 of 2.0 s there."""
+    return nullcontext() if n is None else _controller().limit(limits=int(n), user_api="blas")
 
 
 @contextmanager

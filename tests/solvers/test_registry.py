@@ -89,3 +89,24 @@ def test_solvers_that_cannot_stop_early_say_so(problem):
     objective, distances, X0 = problem
     with pytest.raises(ValueError, match="cannot be stopped early"):
         solve(objective, distances, X0, solver="gram", stop=lambda i, X: True)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "gram"])
+def test_solvers_cap_blas_threads_during_the_solve_and_restore_them(problem, solver):
+    """``blas_threads=1`` (the default) holds inside the solve, whatever the caller set, and the caller's limit
+    is back afterwards; ``blas_threads=None`` leaves the caller's limit alone."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    objective, distances, X0 = problem
+    with threadpool_limits(limits=2, user_api="blas"):
+        if blas_threads() != {2}:
+            pytest.skip("this BLAS cannot run two threads here")
+        for cap, inside in ((1, {1}), (None, {2})):
+            seen = []
+            solve(objective, distances, X0, solver=solver, alpha=1e-3, max_iter=3, blas_threads=cap,
+                  callback=lambda iteration, value: seen.append(blas_threads()))
+            assert seen and all(s == inside for s in seen)
+            assert blas_threads() == {2}

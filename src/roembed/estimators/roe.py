@@ -64,8 +64,8 @@ its limit on the synthetic protocol).  ``rank_method``:
 from __future__ import annotations
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .._threads import blas_limit
 from ..data import ComparisonGraph
 from ..losses import Squared
 from ..objective import PairDistances
@@ -161,7 +161,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         X0 = random_embedding(graph.n_objects, self.n_components, self.random_state)
         G0 = center_gram(X0 @ X0.T)
         p = self.n_components
-        with threadpool_limits(limits=1 if graph.n_objects < SMALL_PROBLEM else None, user_api="blas"):
+        with blas_limit(1 if graph.n_objects < SMALL_PROBLEM else None):
             result = fista_gram(objective, distances, G0, lam=float(self.lam), penalty_weight=w * copies,
                                 nonneg=bool(self.nonneg), rank=p if self.rank_method == "truncate" else None,
                                 L0=float(self.L0), eta=float(self.eta), max_iter=self.max_iter, tol=self.tol,

@@ -1,14 +1,13 @@
 """Factored solver: full-batch L-BFGS on the embedding ``X`` (n x p)."""
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from .._kernels import two_loop_direction
+from .._threads import blas_limit
 from ..objective import EdgeObjective, PairDistances
 
 
@@ -55,8 +54,7 @@ def minimize_embedding(
     operations are memory-bound; threaded dot products on a loaded machine were
     measured 40x slower than one thread.
     """
-    limit = contextlib.nullcontext() if blas_threads is None else threadpool_limits(int(blas_threads), "blas")
-    with limit:
+    with blas_limit(blas_threads):
         return _minimize_embedding(objective, distances, X0, alpha, max_iter, tol, callback, method, stop)
 
 
