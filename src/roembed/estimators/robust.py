@@ -429,8 +429,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     solver : "lbfgs" (factored, NumPy), "torch" (any torch device) or "gram" (see :mod:`roembed.solvers`)
     device, dtype : torch device (default CUDA if available) and "float32" / "float64" (torch solver only)
     alpha : float or "auto"
-        Ridge penalty :math:`\alpha\|X\|_F^2`.  ``"auto"``: 3e-6 for SOE, 0 for t-STE, else ``default_alpha``
-        = 1e-4 (chosen on validation data of the paper's synthetic protocol, 100 objects), times ``100 / n``
+        Ridge penalty :math:`\alpha\|X\|_F^2`.  ``"auto"``: 3e-6 for SOE, 1e-9 for t-STE, else ``default_alpha``
+        = 1e-4 (chosen on validation data of the paper's synthetic protocol, 100 objects; the SOE and t-STE
+        values: the module docstring), times ``100 / n``
         on ``n > 100`` objects.  The loss is a *mean* over comparisons, so each object's share of it falls
         as ``1 / n`` while its ridge term does not: with a fixed ``alpha`` the ridge wins as ``n`` grows, the
         embedding shrinks (RMS norm 1.0, 0.57, 0.24 at n = 10^3, 3 x 10^3, 10^4 with 100 random triplets
