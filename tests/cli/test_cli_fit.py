@@ -144,6 +144,43 @@ def test_bad_options_and_files(files):
     assert not (folder / "o").exists()
 
 
+def test_columns_name_a_headerless_file_or_rename_a_file_s_own(files, spam):
+    """--columns: names for a file without a header (the THINGS layout: three objects, the odd one's
+    position, the annotator) or renames old=new; the fit reads the same comparisons either way."""
+    folder, csv, *_ = files
+    table = pd.read_csv(csv)
+    headerless = folder / "plain.tsv"
+    table.to_csv(headerless, sep="\t", header=False, index=False)
+    # string annotator ids: the first line is not all numbers, so it is taken for a header
+    one_line_error(run(headerless, "--out", folder / "no"), "plain.tsv", "looks like data", "--columns")
+    named = run(headerless, "--out", folder / "named", "--columns", "anchor,closer,farther,annotator", "--quiet",
+                "--method", "soe")
+    assert named.exit_code == 0, named.stderr
+    renamed_csv = folder / "renamed.csv"
+    table.rename(columns={"annotator": "rater", "anchor": "probe"}).assign(junk=1).to_csv(renamed_csv, index=False)
+    message = one_line_error(run(renamed_csv, "--out", folder / "no"), "renamed.csv", "probe")
+    assert "looks like data" not in message
+    renamed = run(renamed_csv, "--out", folder / "renamed", "--columns", "probe=anchor, rater=annotator, junk=",
+                  "--quiet", "--method", "soe")
+    assert renamed.exit_code == 0, renamed.stderr
+    for out in ("named", "renamed"):
+        summary = json.loads((folder / out / "summary.json").read_text())
+        assert summary["n_responses"] == len(table)
+        assert np.allclose(pd.read_csv(folder / out / "embedding.csv")[["x1", "x2"]],
+                           pd.read_csv(folder / "named" / "embedding.csv")[["x1", "x2"]])
+    # odd-one-out answers without a header, positions from 0
+    shown = np.array([[0, 1, 2], [3, 4, 5], [1, 3, 5], [0, 2, 4]] * 20)
+    odd_file = folder / "odd.csv"
+    odd_file.write_text("".join(f"{a},{b},{c},{k % 3},{k % 4}\n" for k, (a, b, c) in enumerate(shown)))
+    odd = run(odd_file, "--out", folder / "odd", "--columns", "a,b,c,odd_position,annotator", "--quiet",
+              "--method", "soe")
+    assert odd.exit_code == 0, odd.stderr
+    assert json.loads((folder / "odd" / "summary.json").read_text())["n_responses"] == 2 * len(shown)
+    for bad, problem in [("a,b=c", "not both"), ("=x", "old name"), ("a,,c", "empty column name")]:
+        one_line_error(run(headerless, "--out", folder / "no", "--columns", bad), "--columns", problem)
+    assert not (folder / "no").exists()
+
+
 def test_skip_invalid_reports_what_it_dropped(tmp_path):
     rows = [(a, b, c) for a in range(6) for b in range(6) for c in range(6) if len({a, b, c}) == 3 and b < c]
     text = "anchor,closer,farther\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows) + "3,3,1\n"

@@ -65,6 +65,15 @@ def test_headerless_files_and_separators(tmp_path):
     assert q.quadruplets.tolist() == [[0, 1, 2, 3], [1, 2, 0, 3]]
     named = read_comparisons(_write(tmp_path, "0,1,2,7\n0,2,1,8\n"), columns=["i", "j", "k", "worker"])
     assert list(named.annotator) == [7, 8]
+    # string ids in the first row: a list of names means no header, so that row is data, not dropped
+    strings = read_comparisons(_write(tmp_path, "ant,bee,cat,w1\ncat,bee,ant,w2\n"), columns=["i", "j", "k", "worker"])
+    assert strings.object_names == ("ant", "bee", "cat") and list(strings.annotator) == ["w1", "w2"]
+    assert strings.triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
+    # a first line equal to the names is the header
+    same = read_comparisons(_write(tmp_path, "i,j,k,worker\n0,1,2,7\n0,2,1,8\n"), columns=["i", "j", "k", "worker"])
+    assert same.triplets.tolist() == [[0, 1, 2], [0, 2, 1]] and list(same.annotator) == [7, 8]
+    with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: has 4 columns but 3 column names were given"):
+        read_comparisons(_write(tmp_path, "0,1,2,7\n"), columns=["i", "j", "k"])
     with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: a file without a header must have 3"):
         read_comparisons(_write(tmp_path, "0,1,2,3,4\n"))
 

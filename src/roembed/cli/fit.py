@@ -42,9 +42,10 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
     return table[column].tolist()
 
 
-def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8"):
+def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None):
     """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects, from one
-    file or several; returns them and the reader's warnings as lines."""
+    file or several (``columns``: :func:`parse_columns`'s list or dict); returns them and the reader's
+    warnings as lines."""
     from ..data.io import read_comparisons
     from ..data.validation import InvalidComparisonsError, InvalidRowsError
 
@@ -54,7 +55,7 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
             data, report = read_comparisons(paths if len(paths) > 1 else paths[0],
                                             names=None if names is None else read_names_file(names, encoding),
                                             on_invalid="skip" if skip_invalid else "raise", encoding=encoding,
-                                            return_report=True)
+                                            columns=columns, return_report=True)
     except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)  # KeyError quotes its text
         if not any(str(p.name) in message for p in paths):
@@ -65,6 +66,26 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
     if report.n_skipped:
         click.echo(str(report), err=True)  # never dropped quietly, even with --quiet
     return data, warning_lines(caught, source)
+
+
+def parse_columns(value: str | None):
+    """``--columns``: None, a list of names (a file without a header) or a dict of renames ``old=new``
+    (``old=``: drop the column), as :func:`roembed.data.io.read_comparisons` takes them."""
+    if value is None:
+        return None
+    items = [item.strip() for item in value.split(",")]
+    renames = ["=" in item for item in items]
+    if any(renames) and not all(renames):
+        raise BadInput(f"--columns {value!r}: either names for a file without a header (a,b,c) or renames "
+                       "(old=new,...), not both")
+    if all(renames):
+        pairs = [item.split("=", 1) for item in items]
+        if any(not old.strip() for old, _ in pairs):
+            raise BadInput(f"--columns {value!r}: a rename needs the old name before '='")
+        return {old.strip(): new.strip() or None for old, new in pairs}
+    if not all(items):
+        raise BadInput(f"--columns {value!r}: an empty column name")
+    return items
 
 
 def source_text(paths: list[Path]) -> str:
@@ -118,6 +139,10 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Output folder (created if missing).")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Text encoding of the input files (e.g. latin-1, cp1252, utf-16).")
+@click.option("--columns", default=None,
+              help="Column names for a file without a header, comma-separated (e.g. "
+                   "a,b,c,odd_position,annotator), or renames old=new of a file's own columns (e.g. "
+                   "rater=annotator; old= drops a column).")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column gives them.")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
@@ -159,7 +184,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
+def fit(comparisons, dim, out, encoding, columns, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
         annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg,
         html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
@@ -184,6 +209,7 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
     lam = parse_lam(lam)
+    columns = parse_columns(columns)
     if n_bootstrap == 1:
         raise BadInput("--bootstrap 1: a bootstrap needs at least 2 replicates")
     if n_bootstrap and annotator_rounds:
@@ -193,7 +219,8 @@ def fit(comparisons, dim, out, encoding, names, method, loss, lam, seed, holdout
     if bootstrap_store is not None and bootstrap_store.resolve().is_relative_to(out.resolve()):
         raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
                        "(each run replaces the output folder as a whole)")
-    extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs)
+    extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs,
+                  columns=columns)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
                                device=device)
@@ -223,10 +250,11 @@ def check_input_file(path: Path | None) -> None:
 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
-                   html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1) -> dict:
+                   html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1,
+                   columns=None) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
-    data, notes = read_input(paths, names, skip_invalid, encoding)
+    data, notes = read_input(paths, names, skip_invalid, encoding, columns)
     comparisons = source_text(paths)
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "

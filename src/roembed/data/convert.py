@@ -240,8 +240,11 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
                 return name, cols
     accepted = "; ".join(" | ".join(",".join(c) for c in FORMATS[f][:2 if f == "odd-one-out" else None])
                          for f in wanted)
+    looks_like_data = sum(str(c).lstrip("-+").isdigit() for c in columns) >= 3  # object indices, not names
     raise InvalidComparisonsError(
         f"{source}: unknown columns {list(columns)}: found no comparison columns; expected {accepted}"
+        + ("; the first line looks like data: name the columns of a file without a header (roembed fit "
+           "--columns, or columns=[...] in Python)" if looks_like_data else "")
     )
 
 

@@ -151,18 +151,28 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
 
 
 def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | None, bool]:
-    """``(separator, column names to give, headerless)`` from the first line of a text file."""
+    """``(separator, column names to give, headerless)`` from the first line of a text file.
+
+    A file is headerless when its first line is all numbers, or when ``columns`` lists names and the first
+    line is not those names: the list is the header the file lacks, and a first row of string ids (object
+    names, annotators) is data, not a header to drop."""
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
     sep = sniff_separator(name, first)
     fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
     headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
+    if isinstance(columns, (list, tuple)):
+        headerless = [f.strip('"') for f in fields] != [str(c) for c in columns]
+        if headerless and len(fields) != len(columns):
+            raise InvalidComparisonsError(f"{path} line 1: has {len(fields)} columns but {len(columns)} column names "
+                                          f"were given ({','.join(map(str, columns))})")
     if headerless and not isinstance(columns, (list, tuple)):
         if len(fields) not in _HEADERLESS:
             raise InvalidComparisonsError(
                 f"{path} line 1: a file without a header must have 3 (triplet) or 4 (quadruplet) columns, "
                 f"got {len(fields)}; add a header line naming them (e.g. anchor,closer,farther,annotator; "
-                f"roembed fit --help lists the odd-one-out and salmon columns), or in Python pass columns=[names...]"
+                f"roembed fit --help lists the odd-one-out and salmon columns), or name them: roembed fit --columns "
+                f"a,b,c,... or, in Python, columns=[names...]"
             )
         columns = _HEADERLESS[len(fields)]
     return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
@@ -377,7 +387,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     or names (string ids); names become ``object_names``, in the order of ``names``
     (a sequence or a file with one name per line) when given, else sorted.
     ``columns``: a dict renaming (``{"rater": "annotator"}``) or dropping (``{"x": None}``)
-    columns, or a list naming the columns of a file without a header.  Columns that are
+    columns, or a list naming the columns of a file without a header (a first line equal to the list
+    is read as the header).  Columns that are
     neither objects nor known metadata are kept per response in ``Comparisons.extra``;
     a ``tie`` column marks "same / can't decide" answers (half a vote each way, see
     :func:`roembed.data.convert.split_ties`).
