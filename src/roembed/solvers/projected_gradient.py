@@ -25,7 +25,6 @@ gradient come from :class:`~roembed.objective.EdgeObjective` via
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .._threads import blas_limit
