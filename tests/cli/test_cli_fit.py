@@ -176,6 +176,10 @@ def test_columns_name_a_headerless_file_or_rename_a_file_s_own(files, spam):
               "--method", "soe")
     assert odd.exit_code == 0, odd.stderr
     assert json.loads((folder / "odd" / "summary.json").read_text())["n_responses"] == 2 * len(shown)
+    as_json = folder / "votes.json"
+    table.to_json(as_json, orient="records")
+    one_line_error(run(as_json, "--out", folder / "no", "--columns", "anchor,closer,farther,annotator"),
+                   "votes.json", "only for text files without a header", "--columns old=new")
     for bad, problem in [("a,b=c", "not both"), ("=x", "old name"), ("a,,c", "empty column name")]:
         one_line_error(run(headerless, "--out", folder / "no", "--columns", bad), "--columns", problem)
     assert not (folder / "no").exists()

@@ -358,7 +358,8 @@ def _frames(path: Path, columns, encoding: str):
     """Yields ``(frame, where)`` chunk by chunk, for a text, JSON or Parquet file."""
     if _is_parquet(path) or _is_json(path):
         if isinstance(columns, (list, tuple)):
-            raise ValueError("a list of column names is only for text files without a header; pass a dict")
+            raise ValueError("a list of column names is only for text files without a header; rename this "
+                             "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
         return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
     return _text_frames(path, columns, encoding)
 
