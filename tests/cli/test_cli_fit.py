@@ -145,8 +145,9 @@ def test_bad_options_and_files(files):
 
 
 def test_columns_name_a_headerless_file_or_rename_a_file_s_own(files, spam):
-    """--columns: names for a file without a header (the THINGS layout: three objects, the odd one's
-    position, the annotator) or renames old=new; the fit reads the same comparisons either way."""
+    """--columns: names for a file without a header (triplets with string annotator ids; odd-one-out answers
+    laid out as THINGS exports them: three objects, the odd one's position, the annotator) or renames old=new;
+    the fit reads the same comparisons either way."""
     folder, csv, *_ = files
     table = pd.read_csv(csv)
     headerless = folder / "plain.tsv"

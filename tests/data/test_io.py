@@ -72,6 +72,11 @@ def test_headerless_files_and_separators(tmp_path):
     # a first line equal to the names is the header
     same = read_comparisons(_write(tmp_path, "i,j,k,worker\n0,1,2,7\n0,2,1,8\n"), columns=["i", "j", "k", "worker"])
     assert same.triplets.tolist() == [[0, 1, 2], [0, 2, 1]] and list(same.annotator) == [7, 8]
+    upper = read_comparisons(_write(tmp_path, "I,J,K\n0,1,2\n"), columns=["i", "j", "k"])  # names compared normalised
+    assert upper.triplets.tolist() == [[0, 1, 2]]
+    # a header with other names is not read as a comparison of objects called "anchor", "near" and "far"
+    with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: looks like a header \(anchor,near,far\)"):
+        read_comparisons(_write(tmp_path, "anchor,near,far\n0,1,2\n2,1,0\n"), columns=["anchor", "closer", "farther"])
     with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: has 4 columns but 3 column names were given"):
         read_comparisons(_write(tmp_path, "0,1,2,7\n"), columns=["i", "j", "k"])
     with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: a file without a header must have 3"):

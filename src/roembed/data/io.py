@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._io import atomic_path, atomic_write
 from .comparisons import Comparisons
-from .convert import ComparisonsBuilder, check_names, to_frame
+from .convert import ComparisonsBuilder, _norm, check_names, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -162,7 +162,7 @@ def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | No
     fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
     headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
     if isinstance(columns, (list, tuple)):
-        headerless = [f.strip('"') for f in fields] != [str(c) for c in columns]
+        headerless = [_norm(f.strip('"')) for f in fields] != [_norm(c) for c in columns]
         if headerless and len(fields) != len(columns):
             raise InvalidComparisonsError(f"{path} line 1: has {len(fields)} columns but {len(columns)} column names "
                                           f"were given ({','.join(map(str, columns))})")
@@ -236,6 +236,8 @@ def _text_frames(path: Path, columns, encoding: str):
         line, any_rows = (1 if headerless else 2), False
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
             frame = _parsed(block, sep, header, path, line)
+            if line == 1 and isinstance(columns, (list, tuple)):
+                _other_header_error(frame, path, first.strip(), columns)
             if not headerless and names is not None:
                 frame.columns = names
             where = RowLocator(str(path), lines=np.arange(line, line + len(frame)))
@@ -246,6 +248,21 @@ def _text_frames(path: Path, columns, encoding: str):
             yield frame, where
         if not any_rows:  # a header alone: its columns still say what the file is
             yield pd.DataFrame(columns=names or header), RowLocator(str(path))
+
+
+def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns) -> None:
+    """Given names for a file without a header, line 1 was read as data (it is not those names).  It is a header
+    after all -- other names -- when a column holds text on line 1 and numbers on every other line of the
+    first block: an error rather than a comparison of objects named like columns."""
+    if len(frame) < 2:
+        return
+    for column in frame.columns:
+        head = pd.to_numeric(frame[column].iloc[:1], errors="coerce")
+        if head.isna().all() and pd.to_numeric(frame[column].iloc[1:], errors="coerce").notna().all():
+            raise InvalidComparisonsError(
+                f"{path} line 1: looks like a header ({first}), not the names given ({','.join(map(str, columns))}); "
+                "names are for a file without a header: rename a file's own columns with old=new "
+                "(roembed fit --columns) or a dict in Python")
 
 
 def _parquet_frames(path: Path):
