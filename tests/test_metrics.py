@@ -4,7 +4,7 @@ from scipy.spatial import procrustes as scipy_procrustes
 from scipy.stats import special_ortho_group
 
 from roembed.data import Comparisons
-from roembed.metrics import (contradicted, intransitive_share, knn_agreement, margin_summary, margins,
+from roembed.metrics import (contradicted, flags_by_vote, intransitive_share, knn_agreement, margin_summary, margins,
                              object_residuals, outlier_precision_recall, procrustes, procrustes_align,
                              procrustes_disparity, procrustes_error, set_precision_recall, triplet_error,
                              wilson_interval)
@@ -113,6 +113,23 @@ def test_outlier_precision_recall_one_convention():
     assert sets["precision"] == 0.5 and sets["recall"] == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="shape"):
         outlier_precision_recall([True], [True, False])
+
+
+def test_flags_by_vote_counts_each_flagged_edge_by_its_own_query():
+    graph = Comparisons([[0, 1, 2]] * 3 + [[0, 2, 1]]  # 3 against 1
+                        + [[3, 4, 5]] * 2 + [[3, 5, 4]] * 2  # tied
+                        + [[6, 7, 8]]).aggregate()  # one vote, one direction
+    edge = {tuple(q[[0, 1, 3]]): e for e, q in enumerate(graph.edges)}
+    assert len(edge) == 5
+    every = flags_by_vote(graph, np.ones(5, bool))
+    assert every == {"outvoted": 1, "tied": 2, "majority": 2, "split_queries": True}
+    some = np.zeros(5, bool)
+    some[[edge[(0, 2, 1)], edge[(3, 4, 5)], edge[(6, 7, 8)]]] = True
+    assert flags_by_vote(graph, some) == {"outvoted": 1, "tied": 1, "majority": 1, "split_queries": True}
+    plain = Comparisons([[0, 1, 2], [0, 1, 2], [3, 4, 5]]).aggregate()  # no query answered both ways
+    assert flags_by_vote(plain, [True, False]) == {"outvoted": 0, "tied": 0, "majority": 1, "split_queries": False}
+    with pytest.raises(ValueError, match="edges"):
+        flags_by_vote(plain, [True])
 
 
 def test_contradicted_is_strict():

@@ -385,6 +385,23 @@ def outlier_precision_recall(flagged, truth) -> dict:
             "recall": tp / n_true if n_true else float("nan")}
 
 
+def flags_by_vote(graph, flagged) -> dict:
+    """How the flagged edges of ``graph`` stand against the opposite direction of their own query.
+
+    With repeated votes a query's minority side is contradicted by its own majority, so an
+    embedding that follows the majority flags it as a matter of course.  Returns counts of flagged
+    edges: ``outvoted`` (fewer votes than the opposite edge), ``tied`` (as many) and ``majority``
+    (more: here the embedding overrules the query's majority), with ``split_queries``, whether
+    any query has votes both ways (without, every flag is ``majority``).
+    """
+    flagged = np.asarray(flagged, bool)
+    if flagged.shape != (len(graph),):
+        raise ValueError(f"flagged has shape {flagged.shape} but the graph has {len(graph)} edges")
+    votes, opposing = graph.votes[flagged], graph.opposing_votes[flagged]
+    return {"outvoted": int((votes < opposing).sum()), "tied": int((votes == opposing).sum()),
+            "majority": int((votes > opposing).sum()), "split_queries": bool((graph.opposing_votes > 0).any())}
+
+
 def edge_outlier_scores(estimator, X_true) -> dict:
     """:func:`outlier_precision_recall` of a fitted robust estimator's flagged edges against ``X_true``."""
     truth = contradicted(X_true, estimator.graph_.edges)

@@ -76,6 +76,29 @@ def test_fit_writes_everything(files, spam):
     assert summary["versions"]["roembed"] and summary["files"] == sorted(p.name for p in out.iterdir())
 
 
+def test_flag_count_says_how_many_flags_are_the_minority_of_their_own_query(files, spam):
+    folder, csv, _, _ = files
+    result = run(csv, "--dim", 2, "--out", folder / "out", "--seed", 1)
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((folder / "out" / "summary.json").read_text())
+    counts = summary["outliers_by_vote"]
+    assert counts["split_queries"] and counts["outvoted"] > 0  # 3-6 votes per query, a quarter of them spam
+    assert counts["outvoted"] + counts["tied"] + counts["majority"] == summary["n_outliers"]
+    flagged = pd.read_csv(folder / "out" / "comparisons.csv").query("flagged")
+    assert counts["outvoted"] == int((flagged["votes"] < flagged["opposing_votes"]).sum())
+    assert (f"{summary['n_outliers']} of {summary['n_edges']} comparisons flagged ({counts['outvoted']} outvoted "
+            f"within their query, {counts['tied']} tied, {counts['majority']} against their query's majority)"
+            ) in result.stdout
+    one_vote = folder / "one_vote.csv"  # each query answered once: no breakdown to give
+    t = spam.train.triplets
+    first = pd.DataFrame({"i": t[:, 0], "j": np.minimum(t[:, 1], t[:, 2]), "k": np.maximum(t[:, 1], t[:, 2])})
+    pd.DataFrame(t, columns=["i", "j", "k"])[~first.duplicated().to_numpy()].to_csv(one_vote, index=False)
+    result = run(one_vote, "--dim", 2, "--out", folder / "out1", "--seed", 1)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert not json.loads((folder / "out1" / "summary.json").read_text())["outliers_by_vote"]["split_queries"]
+    assert "comparisons flagged" in result.stdout and "outvoted" not in result.stdout
+
+
 def test_holdout_keeps_each_query_on_one_side(files):
     from roembed.data.io import read_comparisons
     from roembed.model_selection import holdout_split

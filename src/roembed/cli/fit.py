@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import InvalidComparisonsError
+from ..metrics import flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
@@ -351,6 +352,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "n_edges": len(estimator.graph_),
         "n_groups": int(groups.max() + 1),
         "n_outliers": int(estimator.outlier_mask_.sum()) if has_outliers(estimator) else None,
+        "outliers_by_vote": (flags_by_vote(estimator.graph_, estimator.outlier_mask_)
+                             if has_outliers(estimator) else None),
         "n_suspect_annotators": None if table is None else int(table["suspect"].sum()),
         "suspect_rule": None if table is None else table.attrs.get("suspect_rule"),
         "reweighting_rounds": None if rounds is None else rounds.to_dict(orient="records"),
@@ -372,7 +375,16 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f" weighted, {summary['train_error_unweighted']:.4f} unweighted" if weighted else "")
         + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else "")
         + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
+        + _by_vote(summary["outliers_by_vote"])
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
     return summary
+
+
+def _by_vote(counts: dict | None) -> str:
+    """`` (6110 outvoted within their query, ...)`` when some queries have votes both ways, else ``""``."""
+    if not counts or not counts["split_queries"]:
+        return ""
+    return (f" ({counts['outvoted']} outvoted within their query, {counts['tied']} tied, "
+            f"{counts['majority']} against their query's majority)")
