@@ -200,6 +200,19 @@ def test_columns_name_a_headerless_file_or_rename_a_file_s_own(files, spam):
               "--method", "soe")
     assert odd.exit_code == 0, odd.stderr
     assert json.loads((folder / "odd" / "summary.json").read_text())["n_responses"] == 2 * len(shown)
+    # the same answers with positions counted from 1, as THINGS exports them: refused, then read alike
+    odd1_file = folder / "odd1.csv"
+    odd1_file.write_text("".join(f"{a},{b},{c},{k % 3 + 1},{k % 4}\n" for k, (a, b, c) in enumerate(shown)))
+    odd1_args = (odd1_file, "--columns", "a,b,c,odd_position,annotator", "--quiet", "--method", "soe")
+    one_line_error(run(*odd1_args, "--out", folder / "no"), "odd1.csv line 3", "not 0, 1 or 2",
+                   "--odd-position-base 1")
+    odd1 = run(*odd1_args, "--out", folder / "odd1", "--odd-position-base", 1)
+    assert odd1.exit_code == 0, odd1.stderr
+    assert json.loads((folder / "odd1" / "summary.json").read_text())["settings"]["odd_position_base"] == 1
+    assert np.array_equal(pd.read_csv(folder / "odd1" / "embedding.csv")[["x1", "x2"]],
+                          pd.read_csv(folder / "odd" / "embedding.csv")[["x1", "x2"]])
+    one_line_error(run(csv, "--out", folder / "no", "--odd-position-base", 1), "votes.csv",
+                   "no odd_position column")
     as_json = folder / "votes.json"
     table.to_json(as_json, orient="records")
     one_line_error(run(as_json, "--out", folder / "no", "--columns", "anchor,closer,farther,annotator"),

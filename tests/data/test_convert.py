@@ -161,10 +161,19 @@ def test_odd_one_out_bad_inputs_name_the_answer():
     # positions counted from 1 (THINGS, MATLAB exports): the line says so
     frame = pd.DataFrame([[0, 1, 2], [3, 4, 5]], columns=["a", "b", "c"]).assign(odd_position=[1, 3])
     with pytest.raises(InvalidComparisonsError, match=r"row 1: the odd-one-out position is not 0, 1 or 2 "
-                                                      r"\(column odd_position holds 1, 2 and 3: .*subtract 1"):
+                                                      r"\(column odd_position holds 1, 2 and 3: .*odd_position_base=1"):
         from_frame(frame)
     with pytest.raises(InvalidComparisonsError, match=r"position is not 0, 1 or 2: "):  # no hint for 0-based data
         from_frame(frame.assign(odd_position=[0, 3]))
+    # ... and read with odd_position_base=1 they are the same answers as 0-based
+    assert np.array_equal(from_frame(frame, odd_position_base=1).triplets,
+                          from_frame(frame.assign(odd_position=[0, 2])).triplets)
+    with pytest.raises(InvalidComparisonsError, match=r"row 0: the odd-one-out position is not 1, 2 or 3: "):
+        from_frame(frame.assign(odd_position=[0, 3]), odd_position_base=1)
+    with pytest.raises(InvalidComparisonsError, match="odd_position_base=1 but there is no odd_position column"):
+        from_frame(pd.DataFrame([[0, 1, 2]], columns=["a", "b", "c"]).assign(odd=[2]), odd_position_base=1)
+    with pytest.raises(ValueError, match="odd_position_base must be 0 or 1"):
+        from_frame(frame, odd_position_base=2)
     with pytest.raises(InvalidComparisonsError, match="row 0: the odd one is not among the objects shown"):
         from_odd_one_out([[0, 1, 2]], [5], odd_is="object")
     with pytest.raises(InvalidComparisonsError, match="row 1: weight is negative"):

@@ -43,10 +43,11 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
     return table[column].tolist()
 
 
-def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None):
+def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None,
+               odd_position_base: int = 0):
     """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects, from one
-    file or several (``columns``: :func:`parse_columns`'s list or dict); returns them and the reader's
-    warnings as lines."""
+    file or several (``columns``: :func:`parse_columns`'s list or dict; ``odd_position_base`` as the
+    reader takes it); returns them and the reader's warnings as lines."""
     from ..data.io import read_comparisons
     from ..data.validation import InvalidComparisonsError, InvalidRowsError
 
@@ -56,7 +57,8 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
             data, report = read_comparisons(paths if len(paths) > 1 else paths[0],
                                             names=None if names is None else read_names_file(names, encoding),
                                             on_invalid="skip" if skip_invalid else "raise", encoding=encoding,
-                                            columns=columns, return_report=True)
+                                            columns=columns, odd_position_base=odd_position_base,
+                                            return_report=True)
     except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)  # KeyError quotes its text
         if not any(str(p.name) in message for p in paths):
@@ -144,6 +146,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Column names for a file without a header, comma-separated (e.g. "
                    "a,b,c,odd_position,annotator), or renames old=new of a file's own columns (e.g. "
                    "rater=annotator; old= drops a column).")
+@click.option("--odd-position-base", type=click.Choice(["0", "1"]), default="0", show_default=True,
+              help="The first position's number in an odd_position column: 0 (positions 0, 1, 2) or 1 "
+                   "(1, 2, 3, as in THINGS' exports).")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column gives them.")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
@@ -185,7 +190,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, columns, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
+def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
         annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg,
         html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
@@ -193,7 +198,7 @@ def fit(comparisons, dim, out, encoding, columns, names, method, loss, lam, seed
 
     The format is detected from the columns: triplets (anchor, closer, farther),
     quadruplets (i, j, l, k), odd-one-out answers (a, b, c and odd: the odd object, or
-    odd_position: 0, 1 or 2), or salmon/NEXT responses (head, left, right, winner), with
+    odd_position: 0, 1 or 2, or 1, 2 or 3 with --odd-position-base 1), or salmon/NEXT responses (head, left, right, winner), with
     optional annotator (or puid, worker_id, ...), weight and tie columns; other columns are kept and listed per
     flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
     comparisons.csv (every comparison with its votes, gamma and flag),
@@ -221,7 +226,7 @@ def fit(comparisons, dim, out, encoding, columns, names, method, loss, lam, seed
         raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
                        "(each run replaces the output folder as a whole)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs,
-                  columns=columns)
+                  columns=columns, odd_position_base=int(odd_position_base))
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
                                device=device)
@@ -252,10 +257,10 @@ def check_input_file(path: Path | None) -> None:
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
                    html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1,
-                   columns=None) -> dict:
+                   columns=None, odd_position_base=0) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
-    data, notes = read_input(paths, names, skip_invalid, encoding, columns)
+    data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base)
     comparisons = source_text(paths)
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
@@ -338,7 +343,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "input": [str(p) for p in paths] if len(paths) > 1 else str(paths[0]), "n_objects": data.n_objects, "n_responses": len(data),
         "label_column": label_column,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
-                     "max_iter": max_iter, "annotator_rounds": annotator_rounds,
+                     "max_iter": max_iter, "annotator_rounds": annotator_rounds, "columns": columns,
+                     "odd_position_base": odd_position_base,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},
         "versions": versions(),
         "iterations": getattr(estimator, "n_iter_", None),

@@ -132,8 +132,11 @@ def to_cblearn(comparisons: Comparisons, format: str = "list-order"):
 
 
 # -- odd-one-out ---------------------------------------------------------------------------
-def _odd_one_out_problems(shown: np.ndarray, odd: np.ndarray, odd_is: str):
-    """``(mask, reason)`` for bad odd-one-out rows, and the odd one's position (0..2)."""
+def _odd_one_out_problems(shown: np.ndarray, odd: np.ndarray, odd_is: str, base: int = 0):
+    """``(mask, reason)`` for bad odd-one-out rows, and the odd one's position (0..2).
+
+    ``base``: the number of the first position in ``odd`` (0, or 1 for files that count from 1).
+    """
     repeated = (shown[:, 0] == shown[:, 1]) | (shown[:, 0] == shown[:, 2]) | (shown[:, 1] == shown[:, 2])
     problems = [(repeated, "the three objects shown are not distinct")]
     if odd_is == "object":
@@ -141,8 +144,9 @@ def _odd_one_out_problems(shown: np.ndarray, odd: np.ndarray, odd_is: str):
         problems.append((~hit.any(axis=1), "the odd one is not among the objects shown"))
         position = hit.argmax(axis=1)
     elif odd_is == "position":
-        problems.append(((odd < 0) | (odd > 2), "the odd-one-out position is not 0, 1 or 2"))
-        position = np.clip(odd, 0, 2)
+        problems.append(((odd < base) | (odd > base + 2),
+                         f"the odd-one-out position is not {base}, {base + 1} or {base + 2}"))
+        position = np.clip(odd - base, 0, 2)
     else:
         raise ValueError(f"odd_is must be 'position' or 'object', got {odd_is!r}")
     return problems, position
@@ -438,20 +442,21 @@ def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProbl
     return weight
 
 
-def _odd_one_out_rows(frame: pd.DataFrame, odd_col: str, ints: np.ndarray, problems: _RowProblems):
-    """Shown objects and the odd one's position, from ``odd`` (an object) or ``odd_position`` (0-based)."""
+def _odd_one_out_rows(frame: pd.DataFrame, odd_col: str, ints: np.ndarray, problems: _RowProblems, base: int):
+    """Shown objects and the odd one's position (0..2), from ``odd`` (an object) or ``odd_position``
+    (positions counted from ``base``)."""
     if odd_col == "odd_position":
         pos = pd.to_numeric(frame[odd_col], errors="coerce").to_numpy(np.float64)
         problems.flag(np.isnan(pos) | (pos != np.round(pos)), "odd-one-out position is missing or not an integer")
-        odd, odd_is = np.where(problems.bad, 0, np.nan_to_num(pos)).astype(np.int64), "position"
+        odd, odd_is = np.where(problems.bad, base, np.nan_to_num(pos)).astype(np.int64), "position"
     else:
         odd, odd_is = ints[:, 3], "object"
-    structural, position = _odd_one_out_problems(ints[:, :3], odd, odd_is)
-    one_based = odd_is == "position" and odd.min() >= 1 and odd.max() == 3  # e.g. THINGS / MATLAB exports
+    structural, position = _odd_one_out_problems(ints[:, :3], odd, odd_is, base)
+    one_based = base == 0 and odd_is == "position" and odd.min() >= 1 and odd.max() == 3  # THINGS, MATLAB
     for mask, reason in structural:
         if one_based and reason.startswith("the odd-one-out position"):
-            reason += (f" (column {odd_col} holds 1, 2 and 3: if its positions count from 1, subtract 1, "
-                       "or give the odd object itself in a column odd)")
+            reason += (f" (column {odd_col} holds 1, 2 and 3: if its positions count from 1, pass "
+                       "odd_position_base=1, or --odd-position-base 1 to roembed fit)")
         problems.flag(mask, reason)
     return ints[:, :3], position
 
@@ -561,7 +566,10 @@ class ComparisonsBuilder:
     """
 
     def __init__(self, *, format: str = "auto", names=None, columns=None, n_objects: int | None = None,
-                 on_invalid: str = "raise", source: str | None = None):
+                 on_invalid: str = "raise", source: str | None = None, odd_position_base: int = 0):
+        if odd_position_base not in (0, 1):
+            raise ValueError(f"odd_position_base must be 0 or 1, got {odd_position_base!r}")
+        self.odd_position_base = odd_position_base
         self.ids = _ObjectIds(names)
         if self.ids.given is not None and n_objects is not None and n_objects != len(self.ids.given):
             raise InvalidComparisonsError(f"n_objects={n_objects} but {len(self.ids.given)} object names")
@@ -576,6 +584,10 @@ class ComparisonsBuilder:
         frame = _renamed(frame, self.columns)
         if self.layout is None:
             self.layout = _layout(list(frame.columns), self.format, self.source)
+            if self.odd_position_base and self.layout.odd_col != "odd_position":
+                raise InvalidComparisonsError(
+                    f"{self.source}: odd_position_base={self.odd_position_base} but there is no odd_position column "
+                    f"(columns: {', '.join(map(str, frame.columns))})")
         self.n_rows += len(frame)
         if len(frame):
             self._keep(frame, *self._checked(frame, where or RowLocator()))
@@ -603,7 +615,7 @@ class ComparisonsBuilder:
             problems.flag((ints >= bound).any(axis=1), f"object index out of range (n_objects={bound})")
         position = None
         if lay.kind == "odd-one-out":
-            ints, position = _odd_one_out_rows(frame, lay.odd_col, ints, problems)
+            ints, position = _odd_one_out_rows(frame, lay.odd_col, ints, problems, self.odd_position_base)
         elif lay.kind == "triplets":  # kept as (i, j, k): widened once, in finish
             _quadruplet_rows(lay.kind, ints, problems)
         else:
@@ -685,13 +697,14 @@ def split_ties(comparisons: Comparisons, tie) -> Comparisons:
 
 
 def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects=None,
-               on_invalid: str = "raise", return_report: bool = False):
+               on_invalid: str = "raise", return_report: bool = False, odd_position_base: int = 0):
     """Comparisons from a DataFrame with named columns.
 
     Object columns (:data:`FORMATS`, detected unless ``format`` is given): triplets
     ``anchor, closer, farther`` (or ``i, j, k``), quadruplets ``i, j, l, k``, salmon/NEXT
     ``head, left, right, winner`` (winner = the one of left/right closer to head), or
-    odd-one-out ``a, b, c`` with ``odd`` (object) or ``odd_position`` (0-based).
+    odd-one-out ``a, b, c`` with ``odd`` (object) or ``odd_position`` (0-based; ``odd_position_base=1``
+    for positions 1, 2, 3 as in THINGS' exports).
     Metadata (:data:`METADATA`): annotator (``puid``, ``worker_id`` ...), weight,
     timestamp, response_time; a ``tie`` column (:data:`TIE_COLUMNS`) marks "same / can't
     decide" answers, which become half a vote each way (:func:`split_ties`).  Every other
@@ -702,7 +715,7 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
     """
     builder = ComparisonsBuilder(format=format, names=names, columns=columns, n_objects=n_objects,
-                                 on_invalid=on_invalid)
+                                 on_invalid=on_invalid, odd_position_base=odd_position_base)
     builder.add(frame)
     comparisons, report = builder.finish(stacklevel=4)
     return (comparisons, report) if return_report else comparisons

@@ -392,7 +392,8 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 
 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
-                     n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False):
+                     n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
+                     odd_position_base: int = 0):
     """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`) or Parquet
     file, or from several.
 
@@ -410,6 +411,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     neither objects nor known metadata are kept per response in ``Comparisons.extra``;
     a ``tie`` column marks "same / can't decide" answers (half a vote each way, see
     :func:`roembed.data.convert.split_ties`).
+    ``odd_position_base``: 0 when an ``odd_position`` column counts 0, 1, 2; 1 when it counts
+    1, 2, 3 (THINGS' exports; an error without one).
     ``on_invalid="raise"`` stops at the first bad row, naming file and line;
     ``"skip"`` drops bad rows with a :class:`SkippedRowsWarning` (count and first examples)
     and, with ``return_report=True``, returns ``(comparisons, SkipReport)``.
@@ -436,7 +439,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
             n_objects = stored.get("n_objects")
     builder = ComparisonsBuilder(format=format, names=names, columns=None if isinstance(columns, (list, tuple))
                                  else columns, n_objects=n_objects, on_invalid=on_invalid,
-                                 source=str(paths[0]) if len(paths) == 1 else None)
+                                 source=str(paths[0]) if len(paths) == 1 else None,
+                                 odd_position_base=odd_position_base)
     first = None
     for p in paths:
         for k, (frame, where) in enumerate(_frames(p, columns, encoding)):
