@@ -114,6 +114,10 @@ BAD_FILES = [
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
     ("", {}, "no comparisons: the file is empty"),
     ("anchor,nearer,farther\n0,1,2\n", {}, "unknown columns ['anchor', 'nearer', 'farther']"),
+    (",".join(f"c{k}" for k in range(20)) + "\n" + ",".join("0" * 20) + "\n", {},
+     "unknown columns ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11', '... 20 in all']"),
+    ("HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\nh,w,0,1,2,1\n", {},
+     "a Mechanical Turk batch file? name the roles of its input.head, input.left, input.right, answer.choice columns"),
     ("0,1,2\n0,1,2,3\n", {}, "line 2: has 4 fields but line 1 has 3: triplets (3) and quadruplets (4) cannot be mixed"),
     ("0,1,2,3\n1,2,3,0\n0,1,2\n", {}, "line 3: has 3 indices but other rows have 4"),
     ("anchor,closer,farther\n0,1,2\n0,1,2,3\n", {}, "line 3: has 4 fields but line 1 has 3"),
@@ -128,6 +132,16 @@ def test_bad_input_names_the_file_line_and_problem(tmp_path, text, kwargs, messa
         read_comparisons(path, **kwargs)
     assert message in str(info.value)
     assert str(path) in str(info.value)
+
+
+def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path):
+    path = _write(tmp_path, "HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\n"
+                            "h1,w1,a.jpg,b.jpg,c.jpg,c.jpg\nh2,w2,b.jpg,a.jpg,c.jpg,a.jpg\n")
+    c = read_comparisons(path, columns={"Input.head": "head", "Input.left": "left", "Input.right": "right",
+                                        "Answer.choice": "winner"})
+    assert c.object_names == ("a.jpg", "b.jpg", "c.jpg")
+    assert c.triplets.tolist() == [[0, 2, 1], [1, 0, 2]] and list(c.annotator) == ["w1", "w2"]
+    assert list(c.extra["hitid"]) == ["h1", "h2"]
 
 
 def test_the_earliest_bad_line_is_reported(tmp_path):

@@ -245,10 +245,15 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
     accepted = "; ".join(" | ".join(",".join(c) for c in FORMATS[f][:2 if f == "odd-one-out" else None])
                          for f in wanted)
     looks_like_data = sum(str(c).lstrip("-+").isdigit() for c in columns) >= 3  # object indices, not names
+    mturk = [c for c in columns if str(c).startswith(("input.", "answer."))]  # Mechanical Turk batch results
+    shown = list(columns) if len(columns) <= 12 else [*columns[:12], f"... {len(columns)} in all"]
     raise InvalidComparisonsError(
-        f"{source}: unknown columns {list(columns)}: found no comparison columns; expected {accepted}"
+        f"{source}: unknown columns {shown}: found no comparison columns; expected {accepted}"
         + ("; the first line looks like data: name the columns of a file without a header (roembed fit "
            "--columns, or columns=[...] in Python)" if looks_like_data else "")
+        + (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed fit "
+           "--columns Input.head=head,Input.left=left,Input.right=right,Answer.choice=winner (columns={...} in "
+           "Python)" if mturk else "")
     )
 
 
