@@ -41,6 +41,9 @@ def test_bootstrap_writes_its_tables_and_pictures(votes, tmp_path):
     flags = pd.read_csv(out / "flag_frequency.csv")
     assert flags["flag_frequency"].dropna().between(0, 1).all()
     assert len(pd.read_csv(out / "annotator_intervals.csv")) == 8
+    # a plain rerun into the same folder replaces the whole set: no bootstrap file stays behind
+    assert run(votes, "--out", out, "--seed", 1, "--max-iter", 100, "-q").exit_code == 0
+    assert not expected - {"embedding.csv", "summary.json"} & {p.name for p in out.iterdir()}
 
 
 def test_bootstrap_warnings_are_reported_not_dropped(votes, tmp_path):
@@ -55,7 +58,7 @@ def test_bootstrap_warnings_are_reported_not_dropped(votes, tmp_path):
     assert pd.read_csv(out / "uncertainty.csv")["axis_major"].isna().all()
 
 
-def test_dim_auto_writes_the_selection(votes, tmp_path):
+def test_dim_auto_writes_the_selection(votes, tmp_path, monkeypatch):
     out = tmp_path / "out"
     result = run(votes, "--out", out, "--dim", "auto", "--method", "soe", "--max-iter", 100)
     assert result.exit_code == 0, result.output
@@ -65,6 +68,27 @@ def test_dim_auto_writes_the_selection(votes, tmp_path):
     assert {"dimensions.csv", "dimensions.png"} <= set(summary["files"])
     assert pd.read_csv(out / "embedding.csv").filter(like="x").shape[1] == 2
     assert "dimension 2 chosen" in result.output
+    # --jobs 2 runs the folds on two processes, with the same selection and map
+    import joblib
+    import roembed.dimension
+
+    workers = []
+
+    class Recorded(joblib.Parallel):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            workers.append(self.n_jobs)
+
+    monkeypatch.setattr(roembed.dimension, "Parallel", Recorded)
+    again = tmp_path / "again"
+    result = run(votes, "--out", again, "--dim", "auto", "--method", "soe", "--max-iter", 100, "--jobs", 2)
+    assert result.exit_code == 0, result.output
+    assert workers == [2]
+    assert pd.read_csv(again / "dimensions.csv").equals(table)
+    assert pd.read_csv(again / "embedding.csv").equals(pd.read_csv(out / "embedding.csv"))
+    # and a rerun into the same folder replaces the set (the selection's files are roembed's own)
+    assert run(votes, "--out", out, "--method", "soe", "--max-iter", 100, "-q").exit_code == 0
+    assert not {"dimensions.csv", "dimensions.png"} & {p.name for p in out.iterdir()}
 
 
 @pytest.mark.parametrize("args, fragment", [(["--bootstrap", 1], "at least 2"),

@@ -90,7 +90,9 @@ def open_output(out: Path):
     return output
 
 
-_OUTPUT_STEMS = ("embedding", "comparisons", "outliers", "annotators", "summary", "report")
+#: The names (before the first dot) of every file ``roembed fit`` and ``roembed demo`` write.
+_OUTPUT_STEMS = ("embedding", "comparisons", "outliers", "annotators", "summary", "report",
+                 "dimensions", "uncertainty", "flag_frequency", "annotator_intervals")
 
 
 def _foreign_files(folder: Path) -> str | None:

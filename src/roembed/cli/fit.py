@@ -298,7 +298,10 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                                                         log=click.echo if verbose else (lambda s: None))
                 estimator, reliability, rounds = result.estimator, result.reliability, result.history
             else:
-                estimator.fit(train)
+                from joblib import parallel_config
+
+                with parallel_config(n_jobs=jobs):  # --dim auto: the folds of each dimension on --jobs processes
+                    estimator.fit(train)
     except ValueError as exc:
         raise BadInput(f"{comparisons}: {exc}") from None
     if describe_choice(estimator):

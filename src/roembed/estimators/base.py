@@ -62,7 +62,8 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
 
         ``n_components="auto"`` first chooses the dimension with
         :func:`roembed.dimension.select_dimension` (query-grouped 5-fold cross-validation of this
-        estimator, one-standard-error rule), stored in ``n_components_`` and ``dimension_selection_``.
+        estimator, one-standard-error rule), stored in ``n_components_`` and ``dimension_selection_``;
+        inside ``joblib.parallel_config(n_jobs=2)`` its folds run on two processes (the same result).
         ``fit_params`` go to ``_fit_graph`` (the robust estimator's ``gold``).
         """
         comparisons = as_comparisons(X, y, sample_weight)
