@@ -440,8 +440,12 @@ def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProbl
         return None
     raw = frame[column]
     weight = pd.to_numeric(raw, errors="coerce").to_numpy(np.float64)
-    missing = pd.isna(raw).to_numpy() | raw.astype(str).str.strip().str.lower().isin(["nan", "na", "null"]).to_numpy()
-    for mask, reason in ((missing, "weight is NaN"), (np.isnan(weight), "weight is not a number"),
+    text = raw.astype(str).str.strip()
+    missing = pd.isna(raw).to_numpy() | text.str.lower().isin(["nan", "na", "null"]).to_numpy()
+    comma = np.isnan(weight) & text.str.fullmatch(r"[+-]?\d*,\d+").to_numpy()  # e.g. 1,5 from a European export
+    for mask, reason in ((missing, "weight is NaN"),
+                         (comma, "weight is not a number: it has a decimal comma (write 1.5 for 1,5)"),
+                         (np.isnan(weight), "weight is not a number"),
                          (np.isinf(weight), "weight is infinite"), (weight < 0, "weight is negative")):
         problems.flag(mask, reason)
     return weight

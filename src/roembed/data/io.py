@@ -109,9 +109,11 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
                 return InvalidComparisonsError(f"{path}: not {encoding} text")
             newlines += block.count(b"\n")
     if b"\x00" in data:  # no text encoding fixes a binary file
-        matlab = " (MATLAB: scipy.io.loadmat, then pass the array)" if path.suffix.lower() == ".mat" else ""
+        advice = {".mat": " (MATLAB: scipy.io.loadmat, then pass the array)",
+                **dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)")
+                }.get(path.suffix.lower(), "")
         return InvalidComparisonsError(
-            f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON and Parquet{matlab}")
+            f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON and Parquet{advice}")
     hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
     return InvalidComparisonsError(
         f"{path} line {line}: not {encoding} text (byte {byte!r}); "
