@@ -185,6 +185,24 @@ def test_as_comparisons_accepts_a_frame():
     assert np.array_equal(as_comparisons(frame).triplets, TRIPLETS)
 
 
+def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():
+    names = np.array(["d", "b", "c", "a"])
+    c = as_comparisons(names[TRIPLETS])  # numbered in sorted order, as the readers number string ids
+    assert c.object_names == ("a", "b", "c", "d")
+    assert [[c.object_names[o] for o in row] for row in c.triplets] == names[TRIPLETS].tolist()
+    assert as_comparisons(names[TRIPLETS].astype(object)).object_names == ("a", "b", "c", "d")
+    part = as_comparisons(np.array([["c", "d", "b"]]))  # numbered among its own three names ...
+    assert part.triplets.tolist() == [[1, 2, 0]]
+    wider = part.renumbered(("a", "b", "c", "d", "e"))  # ... and as another set numbers them
+    assert wider.triplets.tolist() == [[2, 3, 1]] and wider.n_objects == 5
+    with pytest.raises(InvalidComparisonsError, match="object 'd' is not among the 3 object names"):
+        part.renumbered(("a", "b", "c"))
+    with pytest.raises(InvalidComparisonsError, match="no object names"):
+        as_comparisons(TRIPLETS).renumbered(("a", "b"))
+    with pytest.raises(InvalidComparisonsError, match=r"row 0: index 'x' is not an integer object index"):
+        as_comparisons(np.array([[0, 1, "x"]], dtype=object))  # mixed: not names
+
+
 def test_salmon_target_filenames_become_names_when_one_to_one():
     raw = pd.DataFrame({"head": [0, 1], "left": [1, 2], "right": [2, 0], "winner": [2, 2], "puid": ["u", "v"],
                         "head_filename": ["a.png", "b.png"], "left_filename": ["b.png", "c.png"],

@@ -49,6 +49,30 @@ def test_fitted_attribute_contract(name, votes):
         assert not hasattr(est, "gamma_") and not hasattr(est, "outlier_mask_")
 
 
+@pytest.mark.parametrize("name", ["robust", "soe"])
+def test_named_objects_are_scored_by_name_not_by_position(name):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(12, 2))
+    queries = np.array([rng.choice(12, 3, replace=False) for _ in range(400)])
+    closer = ((X[queries[:, 0]] - X[queries[:, 1]]) ** 2).sum(1) < ((X[queries[:, 0]] - X[queries[:, 2]]) ** 2).sum(1)
+    triplets = np.where(closer[:, None], queries, queries[:, [0, 2, 1]])
+    names = np.array([f"item{o:02d}" for o in range(12)])
+    frame = pd.DataFrame(names[triplets], columns=["anchor", "closer", "farther"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).fit(frame)
+    later = (triplets >= 4).all(axis=1)  # a test set without items 0-3: its own numbering would shift by 4
+    by_index = est.score(triplets[later])
+    assert by_index > 0.9
+    assert est.score(frame[later]) == by_index and est.score(names[triplets[later]]) == by_index
+    assert np.array_equal(est.predict(names[triplets[later]]), est.predict(triplets[later]))
+    with pytest.raises(Exception, match="'item99' is not among the 12 object names"):
+        est.score(np.array([["item01", "item02", "item99"]]))
+    plain = build(name).fit(triplets)
+    with pytest.raises(Exception, match="fitted on object indices"):
+        plain.score(frame)
+
+
 # -- scikit-learn's checks through a triplet adapter -----------------------------------------
 def features_to_triplets(X, n_objects=None):
     """A feature matrix (n points) -> 10 n triplets among its rows (the first ``n_objects``),

@@ -10,7 +10,9 @@ from .validation import InvalidComparisonsError
 
 def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) -> Comparisons:
     """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, a DataFrame with named
-    columns (see :func:`roembed.data.convert.from_frame`), or an (m, 3) / (m, 4) array.
+    columns (see :func:`roembed.data.convert.from_frame`), or an (m, 3) / (m, 4) array of
+    object indices or of object names (strings: numbered in sorted order and kept as
+    ``object_names``, as the file readers do).
 
     ``y`` (cblearn's ``list-boolean`` responses) is optional: a row whose ``y`` is
     False or -1 asserts the opposite of what its indices say and is flipped.
@@ -23,7 +25,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
 
         X = from_frame(X, n_objects=n_objects)
     if not isinstance(X, Comparisons):
-        X = Comparisons(np.asarray(X), n_objects=n_objects)
+        X = _from_array(np.asarray(X), n_objects)
     elif n_objects is not None and n_objects != X.n_objects:
         X = Comparisons(X.quadruplets, n_objects=n_objects, weight=X.weight, annotator=X.annotator,
                         timestamp=X.timestamp, response_time=X.response_time, extra=X.extra)
@@ -44,3 +46,13 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
 
         X = X.with_weight(X.weight * check_weights(sample_weight, len(X)))
     return X
+
+
+def _from_array(array: np.ndarray, n_objects: int | None) -> Comparisons:
+    """Comparisons from an array of indices, or of names (every entry a string)."""
+    names = array.dtype.kind in "US" or (array.dtype.kind == "O" and array.size > 0
+                                         and all(isinstance(v, str) for v in array.flat))
+    if not names:
+        return Comparisons(array, n_objects=n_objects)
+    object_names, codes = np.unique(array.astype(str), return_inverse=True)
+    return Comparisons(codes.reshape(array.shape), n_objects=n_objects, object_names=tuple(object_names))

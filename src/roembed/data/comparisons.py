@@ -253,6 +253,20 @@ class Comparisons:
             raise InvalidComparisonsError(f"unknown object name {str(names[index < 0][0])!r}")
         return index
 
+    def renumbered(self, object_names) -> "Comparisons":
+        """The same responses with objects numbered as in ``object_names`` (e.g. a fitted estimator's
+        ``object_names_``), which must hold every named object that occurs here."""
+        if self._object_names is None:
+            raise InvalidComparisonsError("these comparisons have no object names")
+        target = tuple(str(name) for name in object_names)
+        new_index = pd.Index(target).get_indexer(pd.Index(self._object_names))
+        used = self.used_objects
+        unknown = used[new_index[used] < 0]
+        if len(unknown):
+            raise InvalidComparisonsError(f"object {self._object_names[unknown[0]]!r} is not among the "
+                                          f"{len(target)} object names")
+        return self._replace(quadruplets=new_index[self._quads], n_objects=len(target), object_names=target)
+
     def drop_unused_objects(self) -> "Comparisons":
         """The same responses over only the objects that occur, renumbered in their old order.
 

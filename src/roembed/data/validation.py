@@ -117,6 +117,7 @@ def index_array(values, where: RowLocator, what: str = "index") -> np.ndarray:
                 try:
                     float(v)
                 except (TypeError, ValueError):
+                    v = v.item() if isinstance(v, np.generic) else v  # 'x', not np.str_('x')
                     raise InvalidComparisonsError(
                         f"{where(r)}: {what} {v!r} is not an integer object index"
                     ) from None

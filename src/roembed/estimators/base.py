@@ -126,8 +126,16 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
         return self.embedding_
 
     def _query(self, X, y=None, sample_weight=None):
+        """Comparisons to score or predict, numbered as the fit's objects: named objects are matched
+        by name (a test file's names are numbered in its own sorted order, not the fit's)."""
         check_is_fitted(self, "embedding_")
         comparisons = as_comparisons(X, y, sample_weight)
+        fitted_names = getattr(self, "object_names_", None)
+        if comparisons.object_names is not None and comparisons.object_names != fitted_names:
+            if fitted_names is None:
+                raise InvalidComparisonsError("these comparisons name their objects, but the embedding was fitted "
+                                              "on object indices: pass indices")
+            comparisons = comparisons.renumbered(fitted_names)
         if comparisons.quadruplets.max() >= self.n_objects_:
             r = int(np.flatnonzero(comparisons.quadruplets.max(axis=1) >= self.n_objects_)[0])
             raise InvalidComparisonsError(
