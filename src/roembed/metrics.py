@@ -2,7 +2,9 @@ r"""Diagnostics of an embedding and of an outlier detector: one definition each,
 
 Everything here takes plain arrays (an embedding ``X`` of shape (n, p)) and
 comparisons (:class:`~roembed.data.Comparisons`, or an (m, 3) / (m, 4) array);
-nothing needs a fitted estimator.
+nothing needs a fitted estimator.  The comparisons' object numbers are rows of ``X``: a test
+set read with object names of its own is numbered in its own sorted order, so pass
+``test.renumbered(estimator.object_names_)`` (``estimator.score`` does this itself).
 
 Comparisons are scored on squared Euclidean distances, as the estimators fit
 them: a response ``(i, j, l, k)`` ("d(i, j) < d(l, k)") is *satisfied* when
