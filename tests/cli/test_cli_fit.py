@@ -99,6 +99,40 @@ def test_flag_count_says_how_many_flags_are_the_minority_of_their_own_query(file
     assert "comparisons flagged" in result.stdout and "outvoted" not in result.stdout
 
 
+def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
+    from roembed import SOE
+    from roembed.data.io import read_comparisons
+
+    folder, csv, _, _ = files
+    test = spam.test.triplets[(spam.test.triplets >= 5).all(axis=1)][:200]  # no objects 0-4 in the test file
+    test_csv = folder / "test.csv"
+    pd.DataFrame(test, columns=["anchor", "closer", "farther"]).to_csv(test_csv, index=False)
+    result = run(csv, "--out", folder / "t", "--test", test_csv, "--method", "soe", "--seed", 1)
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((folder / "t" / "summary.json").read_text())
+    expected = 1 - SOE(2, random_state=1).fit(read_comparisons(csv)).score(test)
+    assert summary["holdout_error"] == pytest.approx(expected) and summary["n_holdout_responses"] == len(test)
+    assert summary["settings"]["test"] == str(test_csv) and f"held-out error {expected:.4f}" in result.stdout
+    # the same with object names: the test file's own sorted names are matched to the training file's
+    named = lambda t: pd.DataFrame([[f"thing{o:02d}" for o in row] for row in t], columns=["anchor", "closer", "farther"])
+    named(spam.train.triplets).to_csv(folder / "named.csv", index=False)
+    named(test).to_csv(folder / "named_test.csv", index=False)
+    result = run(folder / "named.csv", "--out", folder / "tn", "--test", folder / "named_test.csv",
+                 "--method", "soe", "--seed", 1)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert json.loads((folder / "tn" / "summary.json").read_text())["holdout_error"] == pytest.approx(expected)
+    (folder / "unknown.csv").write_text("anchor,closer,farther\nthing01,thing02,stranger\n")
+    (folder / "too_far.csv").write_text("anchor,closer,farther\n0,1,99\n")
+    for test_file, args, fragments in [
+            (folder / "unknown.csv", (folder / "named.csv",), ["unknown.csv", "'stranger' is not among the 25"]),
+            (folder / "too_far.csv", (csv,), ["too_far.csv", "object 99 is not among the 25 objects of"]),
+            (folder / "named_test.csv", (csv,), ["named_test.csv", "names its objects but", "numbers them"]),
+            (test_csv, (csv, "--holdout", 0.2), ["--test", "--holdout 0.2", "one or the other"]),
+            (folder / "missing.csv", (csv,), ["missing.csv", "no such file"])]:
+        one_line_error(run(*args, "--out", folder / "no", "--test", test_file, "--method", "soe"), *fragments)
+    assert not (folder / "no").exists()
+
+
 def test_holdout_keeps_each_query_on_one_side(files):
     from roembed.data.io import read_comparisons
     from roembed.model_selection import holdout_split

@@ -299,6 +299,15 @@ def test_unused_ids_are_reported_and_not_fitted(tmp_path):
     assert "only 10 of the 1000000 object ids" in result.stderr
     emb = pd.read_csv(tmp_path / "o" / "embedding.csv")
     assert emb["object"].tolist() == ids and (emb["n_responses"] > 0).all()
+    # a --test file of the same ids is scored against the kept objects, not against the file's own indices
+    test_rows = [(ids[a], ids[b], ids[c]) for a, b, c in all_triplets(range(10))[1::3]]
+    result = run(write_triplets(tmp_path / "ids.csv", rows), "--out", tmp_path / "t", "--method", "soe", "--quiet",
+                 "--test", write_triplets(tmp_path / "test_ids.csv", test_rows))
+    assert result.exit_code == 0, result.output
+    X = pd.read_csv(tmp_path / "t" / "embedding.csv").set_index("object")[["x1", "x2"]]
+    d = lambda a, b: float(((X.loc[a] - X.loc[b]) ** 2).sum())
+    wrong = np.mean([d(i, j) >= d(i, k) for i, j, k in test_rows])
+    assert json.loads((tmp_path / "t" / "summary.json").read_text())["holdout_error"] == pytest.approx(wrong)
 
 
 def test_a_few_unused_ids_are_reported(tmp_path):

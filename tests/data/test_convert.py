@@ -199,6 +199,13 @@ def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():
         part.renumbered(("a", "b", "c"))
     with pytest.raises(InvalidComparisonsError, match="no object names"):
         as_comparisons(TRIPLETS).renumbered(("a", "b"))
+    kept = Comparisons([[3, 7, 9], [7, 3, 9]]).take_objects([1, 3, 7, 9])  # another set's objects
+    assert kept.triplets.tolist() == [[1, 2, 3], [2, 1, 3]] and kept.n_objects == 4
+    assert Comparisons([[3, 7, 9]]).take_objects([3, 7, 9, 12]).n_objects == 4  # beyond this set's own range
+    with pytest.raises(InvalidComparisonsError, match="object 9 is not among the 2 objects kept"):
+        Comparisons([[3, 7, 9]]).take_objects([3, 7])
+    with pytest.raises(ValueError, match="sorted, distinct"):
+        Comparisons([[3, 7, 9]]).take_objects([9, 7, 3])
     with pytest.raises(InvalidComparisonsError, match=r"row 0: index 'x' is not an integer object index"):
         as_comparisons(np.array([[0, 1, "x"]], dtype=object))  # mixed: not names
 

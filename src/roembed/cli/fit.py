@@ -162,6 +162,10 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Random seed (start and hold-out split).")
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error.")
+@click.option("--test", "test_file", type=click.Path(path_type=Path), default=None,
+              help="Held-out comparisons in a file of their own, read like COMPARISONS; objects are matched "
+                   "to the training file's by name, or by index when it has none. Their error is reported "
+                   "(instead of --holdout).")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
 @click.option("--device", default="cpu", show_default=True,
               help="Where the robust fit runs: cpu (NumPy), or a torch device such as cuda or cuda:1 "
@@ -190,7 +194,8 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, method, loss, lam, seed, holdout, max_iter, device, n_init,
+def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, method, loss, lam, seed, holdout, test_file,
+        max_iter, device, n_init,
         annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg,
         html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
@@ -210,8 +215,10 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, meth
     Exit code 2 on bad input.
     """
     started = time.perf_counter()
-    for path in (*comparisons, names, labels):
+    for path in (*comparisons, names, labels, test_file):
         check_input_file(path)
+    if test_file is not None and holdout > 0:
+        raise BadInput(f"--test {test_file} and --holdout {holdout:g}: give one or the other")
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
     lam = parse_lam(lam)
@@ -226,7 +233,7 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, meth
         raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
                        "(each run replaces the output folder as a whole)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs,
-                  columns=columns, odd_position_base=int(odd_position_base))
+                  columns=columns, odd_position_base=int(odd_position_base), test_file=test_file)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
                                device=device)
@@ -254,10 +261,28 @@ def check_input_file(path: Path | None) -> None:
         raise BadInput(f"{path}: no such file")
 
 
+def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str):
+    """``--test``'s comparisons numbered as the fitted objects: by name when both files name their
+    objects, else by index (``object_ids``: the training indices kept for the fit)."""
+    if (test.object_names is None) != (data.object_names is None):
+        named, numbered = (path, source) if test.object_names is not None else (source, path)
+        raise BadInput(f"{path}: {named} names its objects but {numbered} numbers them; give both the same kind "
+                       "of ids (or --names for both)")
+    if data.object_names is not None:
+        try:
+            return test.renumbered(data.object_names)
+        except InvalidComparisonsError as exc:
+            raise BadInput(f"{path}: {exc} in {source}") from None
+    missing = np.setdiff1d(test.used_objects, object_ids)
+    if len(missing):
+        raise BadInput(f"{path}: object {missing[0]} is not among the {len(object_ids)} objects of {source}")
+    return test.take_objects(object_ids)
+
+
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
                    html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1,
-                   columns=None, odd_position_base=0) -> dict:
+                   columns=None, odd_position_base=0, test_file=None) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base)
@@ -276,10 +301,15 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if dim != "auto" and dim >= len(used):
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
                        f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
-    try:
-        train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
-    except InvalidComparisonsError as exc:
-        raise BadInput(f"--holdout {holdout:g}: {exc}") from None
+    if test_file is not None:
+        test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base)
+        notes += more
+        train, test = data, _numbered_like(test, data, object_ids, test_file, comparisons)
+    else:
+        try:
+            train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
+        except InvalidComparisonsError as exc:
+            raise BadInput(f"--holdout {holdout:g}: {exc}") from None
     ties = data.extra.get("tie")
     extra = sorted(set(data.extra) - {"tie"})
     say(f"{data!r} from {comparisons}"
@@ -287,7 +317,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f"; kept per-response columns {', '.join(extra)}" if extra else ""))
     say(f"fitting {type(estimator).__name__} in {dim} dimensions"
         + (f" (torch, {estimator.device})" if getattr(estimator, "solver", None) == "torch" else "")
-        + (f" on {len(train)} responses, {len(test)} held out" if test is not None else ""))
+        + (f" on {len(train)} responses, {len(test)} held out" if test is not None and test_file is None else "")
+        + (f"; {len(test)} test comparisons from {test_file}" if test_file is not None else ""))
     reliability, rounds = None, None
     try:
         with collected_warnings() as caught, progress(not quiet, f"fit {method}"):
@@ -346,6 +377,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "input": [str(p) for p in paths] if len(paths) > 1 else str(paths[0]), "n_objects": data.n_objects, "n_responses": len(data),
         "label_column": label_column,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
+                     "test": None if test_file is None else str(test_file),
                      "max_iter": max_iter, "annotator_rounds": annotator_rounds, "columns": columns,
                      "odd_position_base": odd_position_base,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},

@@ -273,12 +273,29 @@ class Comparisons:
         ``used_objects[new]`` is the old index of object ``new``; names follow their objects.
         """
         used = self.used_objects
-        if len(used) == self._n_objects:
-            return self
-        new_index = np.full(self._n_objects, -1, dtype=np.int64)
-        new_index[used] = np.arange(len(used))
-        names = None if self._object_names is None else tuple(self._object_names[o] for o in used)
-        return self._replace(quadruplets=new_index[self._quads], n_objects=len(used), object_names=names)
+        return self if len(used) == self._n_objects else self.take_objects(used)
+
+    def take_objects(self, objects) -> "Comparisons":
+        """The same responses over ``objects`` (sorted old indices, e.g. another set's ``used_objects``),
+        renumbered: ``objects[new]`` is the old index of object ``new``.  Every object that occurs here
+        must be among them; names follow their objects."""
+        objects = np.asarray(objects, dtype=np.int64)
+        if objects.ndim != 1 or (len(objects) > 1 and (np.diff(objects) <= 0).any()):
+            raise ValueError("objects must be sorted, distinct old indices")
+        new_index = np.full(max(self._n_objects, int(objects.max(initial=-1)) + 1), -1, dtype=np.int64)
+        new_index[objects] = np.arange(len(objects))
+        used = self.used_objects
+        missing = used[new_index[used] < 0]
+        if len(missing):
+            raise InvalidComparisonsError(f"object {self._name(missing[0])} is not among the {len(objects)} objects kept")
+        names = None
+        if self._object_names is not None:
+            names = tuple(self._object_names[o] if o < self._n_objects else f"#{o}" for o in objects)
+        return self._replace(quadruplets=new_index[self._quads], n_objects=len(objects), object_names=names)
+
+    def _name(self, o: int) -> str:
+        """How messages name object ``o``: its name when there are names, else its index."""
+        return repr(self._object_names[o]) if self._object_names is not None else str(int(o))
 
     def __repr__(self) -> str:
         kind = "triplets" if self.is_triplet else "quadruplets"
