@@ -195,17 +195,17 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, method, loss, lam, seed, holdout, test_file,
-        max_iter, device, n_init,
-        annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg,
-        html_report, quiet, verbose):
+        max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit,
+        bootstrap_store, jobs, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
     files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
 
     The format is detected from the columns: triplets (anchor, closer, farther),
     quadruplets (i, j, l, k), odd-one-out answers (a, b, c and odd: the odd object, or
-    odd_position: 0, 1 or 2, or 1, 2 or 3 with --odd-position-base 1), or salmon/NEXT responses (head, left, right, winner), with
-    optional annotator (or puid, worker_id, ...), weight and tie columns; other columns are kept and listed per
-    flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
+    odd_position: 0, 1 or 2, or 1, 2 or 3 with --odd-position-base 1), or salmon/NEXT
+    responses (head, left, right, winner), with optional annotator (or puid, worker_id,
+    ...), weight and tie columns; other columns are kept and listed per flagged
+    comparison in outliers.csv.  Writes to OUT: embedding.csv,
     comparisons.csv (every comparison with its votes, gamma and flag),
     outliers.csv (flagged comparisons with votes, annotators and gamma),
     annotators.csv (when the file has annotator ids), summary.json, the plots
