@@ -206,6 +206,18 @@ def test_bootstrap_bad_parameters(kwargs, match):
         bootstrap(RobustOrdinalEmbedding(2), data.train, **{"n_replicates": 3, **kwargs})
 
 
+def test_a_full_fit_of_other_comparisons_is_refused():
+    from roembed import SOE
+
+    data, other = small_problem(seed=0), small_problem(seed=1)  # the same 25 objects, other responses
+    fitted = SOE(2, random_state=0).fit(other.train)
+    with pytest.raises(ValueError, match="fitted was not fitted on these comparisons"):
+        bootstrap(SOE(2), data.train, 3, fitted=fitted, random_state=0)
+    fitted_here = SOE(2, random_state=0).fit(data.train)
+    result = bootstrap(SOE(2), data.train, 3, fitted=fitted_here, random_state=0)
+    assert result.estimator is fitted_here and np.array_equal(result.embedding, fitted_here.embedding_)
+
+
 def test_annotator_unit_needs_annotators():
     c = Comparisons(small_problem().train.quadruplets)
     from roembed.data import InvalidComparisonsError

@@ -532,6 +532,13 @@ class BootstrapResult(UncertaintyRegions):
         return Interval(float(np.median(e)), float(lo), float(hi), self.confidence)
 
 
+def _fitted_on(fitted, comparisons: Comparisons) -> bool:
+    """Whether ``fitted`` was fitted on ``comparisons``: the same responses, row for row (their weights may
+    differ: an annotator stage reweights them)."""
+    quads = getattr(getattr(fitted, "graph_", None), "comparisons", None)
+    return quads is not None and np.array_equal(quads.quadruplets, comparisons.quadruplets)
+
+
 def _summarise_warnings(results: list) -> None:
     """One warning per distinct message the replicates' fits gave, with how many gave it (instead of one
     per replicate, from every worker)."""
@@ -561,7 +568,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     k : int
         Neighbours for the stability score (0 skips it; capped at ``n - 1``).
     fitted : estimator, optional
-        The full fit, if already done (must have been fitted on ``comparisons``).
+        The full fit, if already done (fitted on ``comparisons``: the same responses, or a ValueError).
     n_jobs : int
         joblib workers (the active joblib backend is used: processes by default, Dask inside
         ``joblib.parallel_config(backend="dask")``).
@@ -593,6 +600,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     if store is not None and random_state is None:
         raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
                          "every call draws other replicates")
+    if fitted is not None and not _fitted_on(fitted, comparisons):
+        raise ValueError("fitted was not fitted on these comparisons (its responses differ): the replicates would "
+                         "be aligned to another data set's map; pass the estimator fitted on them, or none")
     full = fitted if fitted is not None else clone(estimator).fit(comparisons)
     p = np.asarray(full.embedding_).shape[1]
     if n_replicates <= p:
