@@ -4,7 +4,7 @@ from scipy.spatial import procrustes as scipy_procrustes
 from scipy.stats import special_ortho_group
 
 from roembed.data import Comparisons
-from roembed.metrics import (contradicted, flags_by_vote, intransitive_share, knn_agreement, margin_summary, margins,
+from roembed.metrics import (contradicted, describe_flags_by_vote, flags_by_vote, intransitive_share, knn_agreement, margin_summary, margins,
                              object_residuals, outlier_precision_recall, procrustes, procrustes_align,
                              procrustes_disparity, procrustes_error, set_precision_recall, triplet_error,
                              wilson_interval)
@@ -123,11 +123,13 @@ def test_flags_by_vote_counts_each_flagged_edge_by_its_own_query():
     assert len(edge) == 5
     every = flags_by_vote(graph, np.ones(5, bool))
     assert every == {"outvoted": 1, "tied": 2, "majority": 2, "split_queries": True}
+    assert describe_flags_by_vote(every) == "1 outvoted within their query, 2 tied, 2 against their query's majority"
     some = np.zeros(5, bool)
     some[[edge[(0, 2, 1)], edge[(3, 4, 5)], edge[(6, 7, 8)]]] = True
     assert flags_by_vote(graph, some) == {"outvoted": 1, "tied": 1, "majority": 1, "split_queries": True}
     plain = Comparisons([[0, 1, 2], [0, 1, 2], [3, 4, 5]]).aggregate()  # no query answered both ways
     assert flags_by_vote(plain, [True, False]) == {"outvoted": 0, "tied": 0, "majority": 1, "split_queries": False}
+    assert describe_flags_by_vote(flags_by_vote(plain, [True, False])) == describe_flags_by_vote(None) == ""
     with pytest.raises(ValueError, match="edges"):
         flags_by_vote(plain, [True])
 

@@ -404,6 +404,14 @@ def flags_by_vote(graph, flagged) -> dict:
             "majority": int((votes > opposing).sum()), "split_queries": bool((graph.opposing_votes > 0).any())}
 
 
+def describe_flags_by_vote(counts: dict | None) -> str:
+    """:func:`flags_by_vote`'s counts in words, ``""`` when no query has votes both ways."""
+    if not counts or not counts["split_queries"]:
+        return ""
+    return (f"{counts['outvoted']} outvoted within their query, {counts['tied']} tied, "
+            f"{counts['majority']} against their query's majority")
+
+
 def edge_outlier_scores(estimator, X_true) -> dict:
     """:func:`outlier_precision_recall` of a fitted robust estimator's flagged edges against ``X_true``."""
     truth = contradicted(X_true, estimator.graph_.edges)

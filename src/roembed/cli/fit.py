@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import InvalidComparisonsError
-from ..metrics import flags_by_vote
+from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
@@ -412,20 +412,14 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     staged = sorted(p.name for p in folder.iterdir())
     if staged != summary["files"]:  # the promise: summary.json lists exactly the files of its run
         raise RuntimeError(f"internal error: staged {staged} but the summary lists {summary['files']}")
+    by_vote = describe_flags_by_vote(summary["outliers_by_vote"])
     say(f"train error {summary['train_error']:.4f}"
         + (f" weighted, {summary['train_error_unweighted']:.4f} unweighted" if weighted else "")
         + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else "")
         + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
-        + _by_vote(summary["outliers_by_vote"])
+        + (f" ({by_vote})" if by_vote else "")
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
     return summary
 
-
-def _by_vote(counts: dict | None) -> str:
-    """`` (6110 outvoted within their query, ...)`` when some queries have votes both ways, else ``""``."""
-    if not counts or not counts["split_queries"]:
-        return ""
-    return (f" ({counts['outvoted']} outvoted within their query, {counts['tied']} tied, "
-            f"{counts['majority']} against their query's majority)")

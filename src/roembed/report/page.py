@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..metrics import describe_flags_by_vote
 from .data import ReportData
 
 OTHER = "other"
@@ -346,18 +347,11 @@ FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "co
          ("train_error", "training error"), ("holdout_error", "held-out error"), ("lam_used", "lambda"))
 
 
-def _by_vote(summary: dict) -> str:
-    """`` (6,110 outvoted in their own query)`` after the flag count, when queries have votes both ways."""
-    counts = summary.get("outliers_by_vote") or {}
-    if not counts.get("split_queries"):
-        return ""
-    return (f" ({counts['outvoted']:,} outvoted within their query, {counts['tied']:,} tied, "
-            f"{counts['majority']:,} against their query's majority)")
-
-
 def header_html(data: ReportData, title: str) -> str:
     s = data.summary
-    facts = [f"{label} <b>{html.escape(_fmt(s[key]))}</b>" + html.escape(_by_vote(s) if key == "n_outliers" else "")
+    by_vote = describe_flags_by_vote(s.get("outliers_by_vote"))
+    facts = [f"{label} <b>{html.escape(_fmt(s[key]))}</b>"
+             + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              for key, label in FACTS if s.get(key) is not None]
     unused = int((data.objects["n_responses"] == 0).sum())
     extra = [f"{unused:,} objects appear in no comparison: their positions are arbitrary, so the map leaves "
