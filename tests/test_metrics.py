@@ -4,8 +4,9 @@ from scipy.spatial import procrustes as scipy_procrustes
 from scipy.stats import special_ortho_group
 
 from roembed.data import Comparisons
-from roembed.metrics import (contradicted, describe_flags_by_vote, flags_by_vote, intransitive_share, knn_agreement, margin_summary, margins,
-                             object_residuals, outlier_precision_recall, procrustes, procrustes_align,
+from roembed.metrics import (contradicted, describe_flags_by_vote, flags_by_vote, intransitive_share, knn_agreement,
+                             margin_summary, margins, object_residuals, outlier_precision_recall, procrustes,
+                             procrustes_align,
                              procrustes_disparity, procrustes_error, set_precision_recall, triplet_error,
                              wilson_interval)
 
