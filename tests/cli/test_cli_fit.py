@@ -133,6 +133,20 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
     assert not (folder / "no").exists()
 
 
+def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, tmp_path):
+    from roembed.cli.fit import read_names_file
+
+    table = tmp_path / "things.tsv"  # as THINGS' table: "word" repeats "bat", "uniqueID" does not
+    table.write_text("index1\tindex0\tword\tuniqueID\n3\t2\tcat\tcat\n1\t0\tbat\tbat1\n2\t1\tbat\tbat2\n")
+    assert read_names_file(table) == ["bat1", "bat2", "cat"]  # in index0 order
+    plain = tmp_path / "plain.csv"
+    plain.write_text("index0,name,note\n1,b,x\n0,a,x\n")
+    assert read_names_file(plain) == ["a", "b"]
+    repeated = tmp_path / "repeated.csv"  # no distinct column: the first, and the check names the repeat
+    repeated.write_text("name,kind\na,x\na,x\n")
+    assert read_names_file(repeated) == ["a", "a"]
+
+
 def test_holdout_keeps_each_query_on_one_side(files):
     from roembed.data.io import read_comparisons
     from roembed.model_selection import holdout_split

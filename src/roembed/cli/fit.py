@@ -25,7 +25,10 @@ NAME_COLUMNS = ("name", "word", "object", "label", "item")
 
 def read_names_file(path: Path, encoding: str = "utf-8"):
     """Object names: a file with one name per line, or a table (CSV/TSV with a header)
-    whose ``name``-like column gives them, in the order of its ``index0`` column if any."""
+    whose ``name``-like column gives them, in the order of its ``index0`` column if any.
+    The column is the first of :data:`NAME_COLUMNS`, then of the other columns not all numbers,
+    whose names are distinct (names must be: THINGS' table has ``word`` with two "bat"s, and
+    ``uniqueID``); when none is, the first, and the names check says which name repeats."""
     try:
         first = path.read_text(encoding=encoding).split("\n", 1)[0]
     except UnicodeDecodeError:
@@ -36,8 +39,10 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
                         encoding=encoding)
     if "index0" in table.columns:
         table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
-    column = next((c for c in table.columns if c.lower() in NAME_COLUMNS),
-                  next((c for c in table.columns if not table[c].str.fullmatch(r"\d+").all()), None))
+    candidates = ([c for c in table.columns if c.lower() in NAME_COLUMNS]
+                  + [c for c in table.columns if c.lower() not in NAME_COLUMNS
+                     and not table[c].str.fullmatch(r"\d+").all()])
+    column = next((c for c in candidates if table[c].is_unique), candidates[0] if candidates else None)
     if column is None:
         raise BadInput(f"{path} line 1: no column of object names (columns: {', '.join(table.columns)})")
     return table[column].tolist()
