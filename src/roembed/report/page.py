@@ -334,9 +334,9 @@ def _flatten(value, prefix=""):
         yield prefix, value
 
 
-def _fmt(value) -> str:
+def _fmt(value, digits: int = 6) -> str:
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return f"{value:.{digits}g}"
     if isinstance(value, (list, tuple)):
         return json.dumps(value, default=str)
     return "" if value is None else str(value)
@@ -350,7 +350,7 @@ FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "co
 def header_html(data: ReportData, title: str) -> str:
     s = data.summary
     by_vote = describe_flags_by_vote(s.get("outliers_by_vote"))
-    facts = [f"{label} <b>{html.escape(_fmt(s[key]))}</b>"
+    facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4))}</b>"
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              for key, label in FACTS if s.get(key) is not None]
     unused = int((data.objects["n_responses"] == 0).sum())
