@@ -261,6 +261,19 @@ def test_columns_name_a_headerless_file_or_rename_a_file_s_own(files, spam):
                           pd.read_csv(folder / "odd" / "embedding.csv")[["x1", "x2"]])
     one_line_error(run(csv, "--out", folder / "no", "--odd-position-base", 1), "votes.csv",
                    "no odd_position column")
+    # objects counted from 1 too (THINGS, MATLAB): --index-base 1; the outputs keep the file's numbers
+    odd11_file = folder / "odd11.csv"
+    odd11_file.write_text("".join(f"{a + 1},{b + 1},{c + 1},{k % 3 + 1},{k % 4}\n" for k, (a, b, c) in enumerate(shown)))
+    (folder / "six.txt").write_text("".join(f"thing{o}\n" for o in range(1, 7)))
+    odd11 = run(odd11_file, "--columns", "a,b,c,odd_position,annotator", "--quiet", "--method", "soe",
+                "--odd-position-base", 1, "--index-base", 1, "--names", folder / "six.txt", "--out", folder / "odd11")
+    assert odd11.exit_code == 0, odd11.stderr
+    embedding = pd.read_csv(folder / "odd11" / "embedding.csv")
+    assert embedding["object"].tolist() == [1, 2, 3, 4, 5, 6]
+    assert embedding["name"].tolist() == [f"thing{o}" for o in range(1, 7)]
+    assert np.array_equal(embedding[["x1", "x2"]], pd.read_csv(folder / "odd" / "embedding.csv")[["x1", "x2"]])
+    one_line_error(run(odd_file, "--columns", "a,b,c,odd_position,annotator", "--index-base", 1, "--out",
+                       folder / "no"), "odd.csv line 1", "object index below 1, but index_base=1")
     as_json = folder / "votes.json"
     table.to_json(as_json, orient="records")
     one_line_error(run(as_json, "--out", folder / "no", "--columns", "anchor,closer,farther,annotator"),

@@ -134,6 +134,20 @@ def test_bad_input_names_the_file_line_and_problem(tmp_path, text, kwargs, messa
     assert str(path) in str(info.value)
 
 
+def test_indices_counted_from_one(tmp_path):
+    path = _write(tmp_path, "anchor,closer,farther\n1,2,3\n3,1,4\n")
+    c = read_comparisons(path, index_base=1)  # 0-based codes, the file's numbers kept as names
+    assert c.triplets.tolist() == [[0, 1, 2], [2, 0, 3]] and c.object_names == ("1", "2", "3", "4")
+    named = read_comparisons(path, index_base=1, names=["a", "b", "c", "d"])  # index 1 is the first name
+    assert named.triplets.tolist() == c.triplets.tolist() and named.object_names == ("a", "b", "c", "d")
+    with pytest.raises(InvalidComparisonsError, match="line 3: object index below 1, but index_base=1"):
+        read_comparisons(_write(tmp_path, "anchor,closer,farther\n1,2,3\n0,1,2\n"), index_base=1)
+    with pytest.raises(InvalidComparisonsError, match="index_base=1 applies to integer object indices"):
+        read_comparisons(_write(tmp_path, "anchor,closer,farther\na,b,c\n"), index_base=1)
+    with pytest.raises(ValueError, match="index_base must be 0 or 1"):
+        read_comparisons(path, index_base=2)
+
+
 def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path):
     path = _write(tmp_path, "HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\n"
                             "h1,w1,a.jpg,b.jpg,c.jpg,c.jpg\nh2,w2,b.jpg,a.jpg,c.jpg,a.jpg\n")

@@ -49,10 +49,10 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
 
 
 def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None,
-               odd_position_base: int = 0):
+               odd_position_base: int = 0, index_base: int = 0):
     """Reads comparisons in any format :func:`roembed.data.io.read_comparisons` detects, from one
-    file or several (``columns``: :func:`parse_columns`'s list or dict; ``odd_position_base`` as the
-    reader takes it); returns them and the reader's warnings as lines."""
+    file or several (``columns``: :func:`parse_columns`'s list or dict; ``odd_position_base`` and
+    ``index_base`` as the reader takes them); returns them and the reader's warnings as lines."""
     from ..data.io import read_comparisons
     from ..data.validation import InvalidComparisonsError, InvalidRowsError
 
@@ -63,7 +63,7 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
                                             names=None if names is None else read_names_file(names, encoding),
                                             on_invalid="skip" if skip_invalid else "raise", encoding=encoding,
                                             columns=columns, odd_position_base=odd_position_base,
-                                            return_report=True)
+                                            index_base=index_base, return_report=True)
     except (InvalidComparisonsError, ValueError, KeyError, OSError, UnicodeDecodeError, ImportError) as exc:
         message = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)  # KeyError quotes its text
         if not any(str(p.name) in message for p in paths):
@@ -154,6 +154,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--odd-position-base", type=click.Choice(["0", "1"]), default="0", show_default=True,
               help="The first position's number in an odd_position column: 0 (positions 0, 1, 2) or 1 "
                    "(1, 2, 3, as in THINGS' exports).")
+@click.option("--index-base", type=click.Choice(["0", "1"]), default="0", show_default=True,
+              help="The first object index's number in the file: 0, or 1 (MATLAB, THINGS); the outputs keep the "
+                   "file's numbers, and --names gives the names of objects 1, 2, ... in order.")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column gives them.")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
@@ -199,7 +202,7 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
-def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, method, loss, lam, seed, holdout, test_file,
+def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base, names, method, loss, lam, seed, holdout, test_file,
         max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit,
         bootstrap_store, jobs, svg, html_report, quiet, verbose):
     """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
@@ -238,7 +241,8 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, names, meth
         raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
                        "(each run replaces the output folder as a whole)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs,
-                  columns=columns, odd_position_base=int(odd_position_base), test_file=test_file)
+                  columns=columns, odd_position_base=int(odd_position_base), index_base=int(index_base),
+                  test_file=test_file)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
                                device=device)
@@ -287,10 +291,10 @@ def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str):
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
                    html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1,
-                   columns=None, odd_position_base=0, test_file=None) -> dict:
+                   columns=None, odd_position_base=0, index_base=0, test_file=None) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
-    data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base)
+    data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base, index_base)
     comparisons = source_text(paths)
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
@@ -307,7 +311,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
                        f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
     if test_file is not None:
-        test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base)
+        test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         notes += more
         train, test = data, _numbered_like(test, data, object_ids, test_file, comparisons)
     else:
@@ -348,7 +352,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     groups = object_groups(train)
     files, table = write_results(estimator, folder, labels=label_values, label_title=label_column,
                                  formats=("png", "svg") if svg else ("png",), reliability=reliability,
-                                 object_ids=object_ids, groups=groups)
+                                 object_ids=object_ids + index_base, groups=groups)
     formats = ("png", "svg") if svg else ("png",)
     extra = {}
     if dim == "auto":
@@ -363,7 +367,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         try:
             with collected_warnings() as caught, progress(not quiet, f"bootstrap {n_bootstrap}"):
                 more, part = write_bootstrap(estimator, train, n_bootstrap, bootstrap_unit, seed, jobs, folder,
-                                             formats, object_ids, estimator.object_names_, label_values,
+                                             formats, object_ids + index_base, estimator.object_names_, label_values,
                                              store=bootstrap_store)
         except InvalidComparisonsError as exc:
             raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {exc}") from None
@@ -384,7 +388,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
                      "test": None if test_file is None else str(test_file),
                      "max_iter": max_iter, "annotator_rounds": annotator_rounds, "columns": columns,
-                     "odd_position_base": odd_position_base,
+                     "odd_position_base": odd_position_base, "index_base": index_base,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},
         "versions": versions(),
         "iterations": getattr(estimator, "n_iter_", None),
@@ -412,7 +416,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         from ..report import write_report
 
         write_report(estimator, folder / "report.html", labels=label_values, label_title=label_column,
-                     summary=summary, annotators=table, object_ids=object_ids)
+                     summary=summary, annotators=table, object_ids=object_ids + index_base)
     write_json(summary, folder / "summary.json")
     staged = sorted(p.name for p in folder.iterdir())
     if staged != summary["files"]:  # the promise: summary.json lists exactly the files of its run

@@ -575,10 +575,12 @@ class ComparisonsBuilder:
     """
 
     def __init__(self, *, format: str = "auto", names=None, columns=None, n_objects: int | None = None,
-                 on_invalid: str = "raise", source: str | None = None, odd_position_base: int = 0):
-        if odd_position_base not in (0, 1):
-            raise ValueError(f"odd_position_base must be 0 or 1, got {odd_position_base!r}")
-        self.odd_position_base = odd_position_base
+                 on_invalid: str = "raise", source: str | None = None, odd_position_base: int = 0,
+                 index_base: int = 0):
+        for name, base in (("odd_position_base", odd_position_base), ("index_base", index_base)):
+            if base not in (0, 1):
+                raise ValueError(f"{name} must be 0 or 1, got {base!r}")
+        self.odd_position_base, self.index_base = odd_position_base, index_base
         self.ids = _ObjectIds(names)
         if self.ids.given is not None and n_objects is not None and n_objects != len(self.ids.given):
             raise InvalidComparisonsError(f"n_objects={n_objects} but {len(self.ids.given)} object names")
@@ -617,6 +619,8 @@ class ComparisonsBuilder:
         if tie is not None and lay.kind == "salmon":  # a tie needs no winner: take left
             frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))
         codes = self.ids.codes(frame[lay.id_cols], problems)
+        if self.index_base:
+            codes = self._from_base(codes, problems)
         ints = np.where(problems.bad[:, None], 0, np.nan_to_num(codes)).astype(np.int64)
         problems.flag((ints < 0).any(axis=1), "negative object index")
         bound = self._index_bound()
@@ -634,6 +638,16 @@ class ComparisonsBuilder:
             problems.flag(pd.isna(frame[lay.meta["annotator"]]).to_numpy(), "annotator id is missing")
         self.report.merge(problems.resolve())
         return ~problems.bad, ints, position, weight, tie
+
+    def _from_base(self, codes: np.ndarray, problems: _RowProblems) -> np.ndarray:
+        """Indices counted from ``index_base`` as 0-based codes (an index below the base flagged)."""
+        base = self.index_base
+        if not self.ids.numeric:
+            raise InvalidComparisonsError(f"{self.source}: index_base={base} applies to integer object indices, "
+                                          "but this file names its objects")
+        problems.flag((codes < base).any(axis=1), f"object index below {base}, but index_base={base} (indices "
+                                                  f"count from {base})")
+        return codes - base
 
     def _keep(self, frame, keep, codes, position, weight, tie) -> None:
         self.codes.append(codes[keep].astype(np.int32))
@@ -656,6 +670,9 @@ class ComparisonsBuilder:
         if weight is not None and not (weight > 0).any():
             raise InvalidComparisonsError(f"{self.source}: all comparison weights are zero: nothing to fit")
         codes = _joined_codes(self.codes, renumber, triplets=lay.kind == "triplets")
+        if self.index_base and names is None:  # objects keep the file's numbers as names: "1", "2", ...
+            n = self.n_objects if self.n_objects is not None else int(codes.max()) + 1
+            names = tuple(str(o + self.index_base) for o in range(n))
         metadata = {role: None if col is None else _joined(self.values[col])
                     for role, col in lay.meta.items() if role != "weight"}
         metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
@@ -706,14 +723,17 @@ def split_ties(comparisons: Comparisons, tie) -> Comparisons:
 
 
 def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects=None,
-               on_invalid: str = "raise", return_report: bool = False, odd_position_base: int = 0):
+               on_invalid: str = "raise", return_report: bool = False, odd_position_base: int = 0,
+               index_base: int = 0):
     """Comparisons from a DataFrame with named columns.
 
     Object columns (:data:`FORMATS`, detected unless ``format`` is given): triplets
     ``anchor, closer, farther`` (or ``i, j, k``), quadruplets ``i, j, l, k``, salmon/NEXT
     ``head, left, right, winner`` (winner = the one of left/right closer to head), or
     odd-one-out ``a, b, c`` with ``odd`` (object) or ``odd_position`` (0-based; ``odd_position_base=1``
-    for positions 1, 2, 3 as in THINGS' exports).
+    for positions 1, 2, 3 as in THINGS' exports).  ``index_base=1``: integer object indices count
+    from 1 (MATLAB, THINGS); they become 0-based codes, and without ``names`` the file's numbers
+    are kept as the object names ("1", "2", ...).
     Metadata (:data:`METADATA`): annotator (``puid``, ``worker_id`` ...), weight,
     timestamp, response_time; a ``tie`` column (:data:`TIE_COLUMNS`) marks "same / can't
     decide" answers, which become half a vote each way (:func:`split_ties`).  Every other
@@ -724,7 +744,8 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
     """
     builder = ComparisonsBuilder(format=format, names=names, columns=columns, n_objects=n_objects,
-                                 on_invalid=on_invalid, odd_position_base=odd_position_base)
+                                 on_invalid=on_invalid, odd_position_base=odd_position_base,
+                                 index_base=index_base)
     builder.add(frame)
     comparisons, report = builder.finish(stacklevel=4)
     return (comparisons, report) if return_report else comparisons

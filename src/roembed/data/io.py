@@ -395,7 +395,7 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
-                     odd_position_base: int = 0):
+                     odd_position_base: int = 0, index_base: int = 0):
     """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`) or Parquet
     file, or from several.
 
@@ -414,7 +414,9 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     a ``tie`` column marks "same / can't decide" answers (half a vote each way, see
     :func:`roembed.data.convert.split_ties`).
     ``odd_position_base``: 0 when an ``odd_position`` column counts 0, 1, 2; 1 when it counts
-    1, 2, 3 (THINGS' exports; an error without one).
+    1, 2, 3 (THINGS' exports; an error without one).  ``index_base``: 1 when integer object
+    indices count from 1 (MATLAB, THINGS): they are read as 0-based codes, and without ``names``
+    the file's numbers become the object names ("1", "2", ...; with ``names``, index 1 is its first).
     ``on_invalid="raise"`` stops at the first bad row, naming file and line;
     ``"skip"`` drops bad rows with a :class:`SkippedRowsWarning` (count and first examples)
     and, with ``return_report=True``, returns ``(comparisons, SkipReport)``.
@@ -442,7 +444,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     builder = ComparisonsBuilder(format=format, names=names, columns=None if isinstance(columns, (list, tuple))
                                  else columns, n_objects=n_objects, on_invalid=on_invalid,
                                  source=str(paths[0]) if len(paths) == 1 else None,
-                                 odd_position_base=odd_position_base)
+                                 odd_position_base=odd_position_base, index_base=index_base)
     first = None
     for p in paths:
         for k, (frame, where) in enumerate(_frames(p, columns, encoding)):
