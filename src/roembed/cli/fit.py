@@ -158,7 +158,8 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="The first object index's number in the file: 0, or 1 (MATLAB, THINGS); the outputs keep the "
                    "file's numbers, and --names gives the names of objects 1, 2, ... in order.")
 @click.option("--names", type=click.Path(path_type=Path),
-              help="Object names: one per line, or a table whose first name column gives them.")
+              help="Object names: one per line, or a table whose first name column with distinct names gives them "
+                   "(in the order of its index0 column, if any).")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
               help="robust: the flagship robust estimator; roe: the paper's ROE; the others are the "
                    "classic non-robust losses (no outliers.csv / annotators.csv).")
