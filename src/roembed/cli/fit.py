@@ -341,7 +341,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
             else:
                 from joblib import parallel_config
 
-                with parallel_config(n_jobs=jobs):  # --dim auto: the folds of each dimension on --jobs processes
+                with parallel_config(n_jobs=jobs if dim == "auto" else None):  # --dim auto: folds on --jobs
                     estimator.fit(train)
     except ValueError as exc:
         raise BadInput(f"{comparisons}: {exc}") from None
@@ -432,4 +432,3 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
     return summary
-
