@@ -535,8 +535,8 @@ class BootstrapResult(UncertaintyRegions):
 def _fitted_on(fitted, comparisons: Comparisons) -> bool:
     """Whether ``fitted`` was fitted on ``comparisons``: the same responses, row for row (their weights may
     differ: an annotator stage reweights them)."""
-    quads = getattr(getattr(fitted, "graph_", None), "comparisons", None)
-    return quads is not None and np.array_equal(quads.quadruplets, comparisons.quadruplets)
+    seen = getattr(getattr(fitted, "graph_", None), "comparisons", None)
+    return seen is not None and np.array_equal(seen.quadruplets, comparisons.quadruplets)
 
 
 def _summarise_warnings(results: list) -> None:
