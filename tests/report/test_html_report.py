@@ -231,7 +231,8 @@ def test_bad_folders_get_one_line_and_exit_2(run_folder, tmp_path):
     table.loc[4, "k"] = N + 5
     table.to_csv(wrong / "comparisons.csv", index=False)
     one_line_error(report(wrong), "comparisons.csv line 6", "outside the")
-    one_line_error(report(run_folder, "--axes", "1,9"), "axes")
+    one_line_error(report(run_folder, "--axes", "1,9"), "--axes 1,9: the fit in", "has 2 coordinates",
+                   "two different numbers from 1 to 2")
     one_line_error(report(run_folder, "--axes", "one"), "--axes")
 
 

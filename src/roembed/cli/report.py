@@ -50,6 +50,7 @@ def report(folder, output, axes, thumbnails, title, max_comparisons):
 def write_folder_report(folder: Path, output: Path | None = None, **options) -> Path:
     """``roembed report`` as a function: bad folders and options become :class:`BadInput`."""
     from ..report import MAX_COMPARISONS, RunFolderError, write_report
+    from ..report.page import AxesError
 
     options["max_comparisons"] = options.get("max_comparisons") or MAX_COMPARISONS
     output = output or folder / "report.html"
@@ -59,7 +60,10 @@ def write_folder_report(folder: Path, output: Path | None = None, **options) -> 
         return write_report(folder, output, **options)
     except RunFolderError as exc:
         raise BadInput(str(exc)) from None
-    except ValueError as exc:  # bad --axes or --thumbnails
+    except AxesError as exc:  # in the option's own 1-based numbers
+        raise BadInput(f"--axes {exc.axes[0] + 1},{exc.axes[1] + 1}: the fit in {folder} has {exc.p} coordinates; "
+                       f"give two different numbers from 1 to {exc.p}") from None
+    except ValueError as exc:  # bad --thumbnails
         raise BadInput(str(exc)) from None
     except OSError as exc:
         raise BadInput(f"{output}: cannot write ({exc.strerror or exc})") from None

@@ -28,6 +28,14 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",  # matplotlib'
 GREY = "#c7c7c7"
 
 
+class AxesError(ValueError):
+    """Axes that are not two different coordinates of the fit (``axes``: the 0-based pair; ``p``: the dimension)."""
+
+    def __init__(self, axes, p: int):
+        super().__init__(f"axes must be two different coordinates in 0..{p - 1}, got {tuple(axes)}")
+        self.axes, self.p = tuple(axes), p
+
+
 def project(data: ReportData, axes=None) -> tuple[np.ndarray, tuple[str, str]]:
     """The shown 2-D positions and axis titles: coordinates ``axes`` (0-based pair), or
     by default the coordinates themselves for p <= 2 and the first two principal ones above."""
@@ -38,7 +46,7 @@ def project(data: ReportData, axes=None) -> tuple[np.ndarray, tuple[str, str]]:
     if axes is not None:
         a, b = (int(v) for v in axes)
         if not (0 <= a < p and 0 <= b < p) or a == b:
-            raise ValueError(f"axes must be two different coordinates in 0..{p - 1}, got {tuple(axes)}")
+            raise AxesError(axes, p)
         return X[:, [a, b]], (f"coordinate {a + 1}", f"coordinate {b + 1}")
     return project_2d(X)[0], axis_titles(X)
 
