@@ -1,6 +1,7 @@
 """What crowd platforms export: compressed files, other encodings, several files, ties,
 extra per-response columns, partial salmon exports."""
 import bz2
+import codecs
 import gzip
 import lzma
 import zipfile
@@ -71,6 +72,20 @@ def test_other_encodings_name_the_file_line_and_the_fix(tmp_path):
     bom = tmp_path / "bom.csv"
     bom.write_bytes(b"\xef\xbb\xbf" + TEXT.encode())
     assert read_comparisons(bom).triplets.tolist() == EXPECTED
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_utf16_and_utf32_with_a_byte_order_mark_are_read_without_being_named(tmp_path, encoding):
+    """Excel's "Unicode text" export: tab-separated UTF-16 with a byte-order mark, also compressed."""
+    text = TEXT.replace(",", "\t")
+    data = (codecs.BOM_UTF16_BE + text.encode("utf-16-be")) if encoding == "utf-16-be" else text.encode(encoding)
+    path = tmp_path / "unicode.txt"
+    path.write_bytes(data)
+    compressed = tmp_path / "unicode.txt.gz"
+    compressed.write_bytes(gzip.compress(data))
+    for source in (path, compressed):
+        c = read_comparisons(source)
+        assert c.triplets.tolist() == EXPECTED and list(c.annotator) == ["ann", "bob", "José", "ann"]
 
 
 def test_several_files_read_as_one_with_errors_naming_each_file(tmp_path):

@@ -85,9 +85,22 @@ def _text(path: Path, encoding: str):
         raise InvalidComparisonsError(f"{path}: unknown encoding {encoding!r}") from None
     try:
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
-            yield io.TextIOWrapper(raw, encoding="utf-8-sig" if codec == "utf-8" else encoding, newline="\n"), name
+            marked = _marked_encoding(raw) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
+            encoding = marked or encoding
+            yield io.TextIOWrapper(raw, encoding=marked or ("utf-8-sig" if codec == "utf-8" else encoding),
+                                   newline="\n"), name
     except UnicodeDecodeError:
         raise _undecodable(path, encoding) from None
+
+
+def _marked_encoding(raw) -> str | None:
+    """``"utf-32"`` or ``"utf-16"`` when ``raw`` starts with that encoding's byte-order mark, else None."""
+    head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return None
 
 
 def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
