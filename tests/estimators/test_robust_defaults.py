@@ -383,3 +383,33 @@ def test_bad_parameters(params, match):
     trip = Comparisons(np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]]), n_objects=3)
     with pytest.raises(ValueError, match=match):
         RobustOrdinalEmbedding(2, **params).fit(trip)
+
+
+def test_the_outlier_share_is_the_weight_of_the_shifted_edges(refine_setup, monkeypatch):
+    problem, settings, state, _ = refine_setup
+    gamma = state.objective.embedding_shifts(state.X, problem.distances)
+    expected = problem.loss_weight[gamma > 0].sum() / problem.loss_weight.sum()
+    assert 0.01 < expected < 0.5  # the majority flips are contamination the robust stage sees
+    assert robust.outlier_share(state.objective, problem.distances, state.X) == pytest.approx(expected, rel=1e-12)
+    monkeypatch.setattr(robust, "AUTO_CAP_EDGES", len(problem.graph) // 7)  # every 8th edge
+    sampled = robust.outlier_share(state.objective, problem.distances, state.X)
+    every_8th = problem.loss_weight[::8]
+    assert sampled == pytest.approx(every_8th[gamma[::8] > 0].sum() / every_8th.sum(), rel=1e-12)
+
+
+def test_fits_without_evidence_of_contamination_are_not_refined():
+    # clean answers: the robust stage shifts nothing, so no refinement candidate is tried (it only cost
+    # accuracy where validation picked one on noise)
+    clean = make_synthetic(n_objects=40, dim=2, n_train=1500, n_validation=10, n_test=3000, votes=(3, 7), rate=0.0,
+                           model="vote", random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gated = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(clean.train)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(robust, "REFINE_MIN_OUTLIERS", 0.0)
+            ungated = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(clean.train)
+    unrefined = [r for r in gated.tuning_results_ if r["refine"] is None]
+    assert all(r["outlier_share"] < robust.REFINE_MIN_OUTLIERS for r in unrefined)
+    assert gated.tuning_results_ == unrefined and gated.chosen_params_["refine"] is None
+    assert any(r["refine"] is not None for r in ungated.tuning_results_)  # the gate is what removed them
+    assert ungated.tuning_results_[:len(unrefined)] == unrefined

@@ -56,7 +56,9 @@ satisfy, greedily and cheapest first: the weightings ``net``, ``majority`` and `
 continued from the best fit of ``net`` and of ``majority`` (rescaled to the sigmoid's best scale,
 :func:`refinement_scale`) with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
 (both ridges times ``100 / n`` on ``n > 100`` objects, as ``alpha``).
-Losing losses are not refined, and a refinement more than 0.02 below the best candidate after 200
+Losing losses are not refined, nor is a fit whose robust stage puts an outlier shift on less than 1% of the
+loss weight (``REFINE_MIN_OUTLIERS``, :func:`outlier_share`: no evidence of contamination), and a refinement
+more than 0.02 below the best candidate after 200
 iterations is given up (:func:`refine_candidate`), so a default fit costs about four robust fits
 and up to four refinement stages plus the refit on everything with the winner (``chosen_params_``;
 ``tuning_results_`` lists every candidate's score); from ``CONTINUE_EDGES`` (2^19) edges on, the refit
@@ -87,6 +89,12 @@ subsets of 50,000 triplets; the benchmark uses 1000 + r), each candidate refitte
   0.044); validation picked the better of the two on every exploration draw.
 * The refinement: (2, 1e-4) 0.206 under unanimous flips, (1.5, 1e-5) 0.132 under majority
   flips (vs 0.174 without); on clean data it costs 0.02-0.07 and validation never chose it.
+* Its gate, the robust stage's outlier share of at least 1%: the fits it starts from flagged 0-0.24% of the
+  loss weight on clean data, under vote flips and spammers (``net`` and ``majority`` discount those), on
+  music (p = 9) and on THINGS, and 1.4-8.6% under majority and unanimous flips, at n = 30 with 20% of the
+  answers flipped (p = 1 and 2) and on the material set's repeated votes (exploration draws; twentieth
+  session in docs/results.md).  On music validation had chosen two refinements on 1,000 held-out queries
+  that lost on test (0.185 against 0.166 unrefined, 0.177 against 0.173); no other choice changed.
 """
 from __future__ import annotations
 
@@ -106,7 +114,7 @@ from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, li
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
-from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss
+from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss, robust_penalty
 from ..metrics import edge_agreement, weighted_median
 from ..model_selection import GroupedKFold, holdout_mask
 from ..objective import EdgeObjective, PairDistances
@@ -158,6 +166,18 @@ def auto_cap(loss, margins: np.ndarray, weights: np.ndarray, width: float = 2.0)
     scale = 1.4826 * weighted_median(np.abs(margins - med), weights)
     _, slope = loss.penalty(np.asarray([min(med - width * scale, 0.0)]))
     return float(max(-slope[0], 1e-6))
+
+
+def outlier_share(objective: EdgeObjective, distances: PairDistances, X: np.ndarray) -> float:
+    """The share of the loss weight on the edges with an outlier shift (``gamma_c > 0``) of the robust
+    ``objective`` at ``X``, read from the margins of at most ``AUTO_CAP_EDGES`` edges (every k-th beyond,
+    as ``lam="auto"``): the self-tuning default's evidence of contamination (``REFINE_MIN_OUTLIERS``)."""
+    step = -(-len(objective) // AUTO_CAP_EDGES)
+    margins = objective.embedding_margins(X, distances, step)
+    cap = objective.cap if np.ndim(objective.cap) == 0 else objective.cap[::step]
+    gamma = robust_penalty(objective.loss, margins, cap, objective.two_sided)[2]
+    weight = objective.loss_weight[::step]
+    return float(weight[gamma != 0].sum() / weight.sum())
 
 
 # -- the problem, built once per fit ------------------------------------------------------------------------
@@ -397,6 +417,7 @@ MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candida
 REFINE_SCALE_EDGES = 1 << 16  # refinement_scale reads the margins of at most this many edges (every k-th beyond)
 CONTINUE_EDGES = 1 << 19  # from this many edges on, the final fit continues the chosen candidate (continue_fit)
 HOPELESS_AFTER, HOPELESS_MARGIN = 200, 0.02  # a refinement candidate given up (see refine_candidate)
+REFINE_MIN_OUTLIERS = 0.01  # a fit whose robust stage flags less of the loss weight is not refined (see _choose)
 
 
 def _loss_of(name, n_components: int) -> Loss:
@@ -447,7 +468,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (see the module docstring); None skips it; ``"auto"``
         continues the best fits of the ``net`` and ``majority`` weightings with the pairs ``AUTO_REFINES``
-        and keeps one where validation prefers it.
+        (when the fit's robust stage shifts at least ``REFINE_MIN_OUTLIERS`` of the loss weight) and keeps one
+        where validation prefers it.
     refine_alpha : "auto" or float >= 0
         Ridge of the refinement stage (``"auto"``: 1e-4, or the chosen pair's with ``refine="auto"``; both
         times ``100 / n`` on ``n > 100`` objects, as ``alpha="auto"``: unscaled, the refinement at 10^6
@@ -481,7 +503,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved), ``tuning_results_`` (each candidate tried with its validation
-    score and ``given_up``, true for a refinement stopped as hopeless; empty when nothing was tuned) and
+    score, ``given_up``, true for a refinement stopped as hopeless, and ``outlier_share``, the share of the
+    loss weight with an outlier shift in the robust fit, for a refinement that of the fit it started from;
+    empty when nothing was tuned) and
     ``restart_objectives_``.
     With ``refine``, ``objective_`` and ``history_`` are those of the refinement stage and
     ``n_iter_`` counts every stage (and every start) of the final fit; on graphs of ``CONTINUE_EDGES`` edges
@@ -690,7 +714,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         and the chosen candidate's :class:`FitState` on the training part (None when nothing was tuned).
 
         Greedy, cheapest first: the weightings with the first loss; the other losses with the best
-        weighting; then the refinement stage continued from the best fit of each weighting but ``vote``.  Every
+        weighting; then the refinement stage continued from the best fit of each weighting but ``vote``, when
+        that fit's robust stage shifts at least ``REFINE_MIN_OUTLIERS`` of the loss weight.  Every
         candidate starts from ``X0`` (the best of the restarts, :meth:`_restarts`).
         A weighting whose loss weights (nearly) equal an earlier one's (e.g. every query answered once) is
         skipped (:func:`_distinct_weightings`).
@@ -737,7 +762,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             state = fit_robust(problem, settings, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)
             record(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
-                        score=held_out_score(state.X), given_up=False), state)
+                        score=held_out_score(state.X), given_up=False,
+                        outlier_share=outlier_share(state.objective, problem.distances, state.X)), state)
             return results[-1]
 
         best = max((run(losses[0], w) for w in weightings), key=lambda r: r["score"])
@@ -748,6 +774,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         to_refine = [w for w in weightings if w != "vote"] if _is_auto(self.weighting) else weightings
         for weighting in to_refine or weightings:  # refine the best fit of each weighting (but "vote")
             top = max((r for r in unrefined if r["weighting"] == weighting), key=lambda r: r["score"])
+            if top["outlier_share"] < REFINE_MIN_OUTLIERS:
+                continue  # no evidence of contamination: the refinement is a robustness device
             problem, settings, state = states[top["loss"], weighting]
             for slope, ridge in refines[1:]:
                 score, given_up, refined = refine_candidate(problem, dataclasses.replace(settings, refine=slope,
