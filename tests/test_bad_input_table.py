@@ -89,8 +89,10 @@ CASES = [
     # -- files -----------------------------------------------------------------------------
     ("latin-1 without --encoding", {"v.csv": ("anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,José\n")
                                     .encode("latin-1")}, [], ("error", ["v.csv line 3", "--encoding latin-1"])),
-    ("MATLAB file", {"t.mat": b"MATLAB 5.0 MAT-file" + b" " * 97 + b"\x00\x01IM\x9c\xff"}, [],
-     ("error", ["t.mat line 1", "a binary file, not text", "scipy.io.loadmat"])),
+    ("broken MATLAB file", {"t.mat": b"MATLAB 5.0 MAT-file" + b" " * 97 + b"\x00\x01IM\x9c\xff"}, [],
+     ("error", ["t.mat: not a MATLAB file that scipy.io.loadmat can read"])),
+    ("binary file", {"t.bin": b"MATLAB 5.0 MAT-file" + b" " * 97 + b"\x00\x01IM\x9c\xff"}, [],
+     ("error", ["t.bin line 1", "a binary file, not text"])),
     ("spreadsheet", {"t.xlsx": b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00b\xee\x9dh^\x01"}, [],
      ("error", ["t.xlsx line 1", "a binary file, not text", "a spreadsheet: save it as CSV"])),
     ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding 'klingon'"])),

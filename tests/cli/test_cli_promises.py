@@ -421,3 +421,17 @@ def test_device_runs_the_robust_fit_on_the_torch_solver(tmp_path):
     assert b["chosen"]["lam"] == pytest.approx(a["chosen"]["lam"], rel=1e-3)  # float32 margins
     assert a["n_outliers"] == b["n_outliers"]
     assert abs(a["train_error"] - b["train_error"]) <= 0.01
+
+
+def test_ids_counted_from_one_get_a_hint_and_read_with_index_base_one(tmp_path):
+    rows = [tuple(o + 1 for o in r) for r in all_triplets(range(7))]  # a MATLAB export: objects 1..7
+    path = write_triplets(tmp_path / "one_based.csv", rows)
+    result = run(path, "--out", tmp_path / "o", "--method", "soe", "--quiet")
+    assert result.exit_code == 0 and "1 of 8 objects appear in no comparison (e.g. 0)" in result.stderr
+    assert "--index-base 1" in result.stderr
+    result = run(path, "--out", tmp_path / "o1", "--method", "soe", "--quiet", "--index-base", "1")
+    assert result.exit_code == 0 and "no comparison" not in result.stderr
+    # an object merely missing in the middle is no sign of 1-based numbers
+    rows = [r for r in all_triplets(range(8)) if 6 not in r]
+    result = run(write_triplets(tmp_path / "ids.csv", rows), "--out", tmp_path / "o2", "--method", "soe", "--quiet")
+    assert "index-base" not in result.stderr

@@ -79,3 +79,12 @@ def test_real_files_through_read_and_write(tmp_path):
     again = roembed.read_comparisons(roembed.write_comparisons(things, tmp_path / "things.parquet"))
     assert again.object_names == things.object_names and np.array_equal(again.quadruplets, things.quadruplets)
     assert (again.annotator == things.annotator).all()
+
+
+def test_the_music_triplets_read_from_matlab_equal_the_csv_copy():
+    path = _folder("music-aset400-ste")
+    mat = roembed.read_comparisons(path / "music_triplets.mat", index_base=1, on_invalid="skip")
+    csv = roembed.read_comparisons(path / "music_triplets_0based.csv", on_invalid="skip")
+    np.testing.assert_array_equal(mat.triplets, csv.triplets)
+    with pytest.raises(roembed.InvalidComparisonsError, match=r"music_labels.mat: a MATLAB v7.3 \(HDF5\) file"):
+        roembed.read_comparisons(path / "music_labels.mat")

@@ -51,14 +51,48 @@ def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path)
         read_comparisons(two)
 
 
-@pytest.mark.parametrize("name", ["triplets.mat", "triplets.bin"])
-def test_a_binary_file_is_named_binary_not_given_an_encoding_hint(tmp_path, name):
-    path = tmp_path / name  # the head of a MATLAB v5 file: a text header, then NUL and non-utf-8 bytes
+def test_a_binary_file_is_named_binary_not_given_an_encoding_hint(tmp_path):
+    path = tmp_path / "triplets.bin"  # the head of a MATLAB v5 file: a text header, then NUL and non-utf-8 bytes
     path.write_bytes(b"MATLAB 5.0 MAT-file, Platform: GLNXA64" + b" " * 78 + b"\x00\x01IM\x0f\x00\x9c\xff" * 4)
-    with pytest.raises(InvalidComparisonsError, match=rf"{name} line 1: a binary file, not text") as info:
+    with pytest.raises(InvalidComparisonsError, match=r"triplets.bin line 1: a binary file, not text") as info:
         read_comparisons(path)
-    assert "encoding" not in str(info.value)
-    assert ("scipy.io.loadmat" in str(info.value)) == name.endswith(".mat")
+    assert "encoding" not in str(info.value) and "MATLAB .mat" in str(info.value)
+
+
+def test_a_matlab_file_of_triplets_or_quadruplets_is_read_in_its_own_numbering(tmp_path):
+    from scipy.io import savemat
+
+    triplets = np.array([[1, 2, 3], [2, 3, 1], [3, 1, 4]], dtype=np.uint16)  # MATLAB numbers from 1
+    savemat(tmp_path / "t.mat", {"triplets": triplets, "note": "van der Maaten's format"})
+    plain = read_comparisons(tmp_path / "t.mat")
+    np.testing.assert_array_equal(plain.triplets, triplets)  # read as they are: object 0 never compared
+    one_based = read_comparisons(tmp_path / "t.mat", index_base=1)
+    np.testing.assert_array_equal(one_based.triplets, triplets - 1)
+    assert one_based.object_names == ("1", "2", "3", "4")
+    savemat(tmp_path / "q.mat", {"q": np.array([[0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 0.0, 3.0]])})  # doubles
+    np.testing.assert_array_equal(read_comparisons(tmp_path / "q.mat").quadruplets, [[0, 1, 2, 3], [1, 2, 0, 3]])
+    savemat(tmp_path / "bad.mat", {"triplets": np.array([[1, 2, 3], [4, 4, 5]])})
+    with pytest.raises(InvalidComparisonsError, match=r"bad.mat triplets row 2: .*repeats an object"):
+        read_comparisons(tmp_path / "bad.mat")
+
+
+def test_a_matlab_file_without_one_array_of_comparisons_says_what_it_holds(tmp_path):
+    from scipy.io import savemat
+
+    savemat(tmp_path / "two.mat", {"train": np.ones((4, 3)), "test": np.ones((2, 3)), "labels": np.ones(5)})
+    with pytest.raises(InvalidComparisonsError, match=r"two.mat: needs exactly one numeric array of 3 or 4 columns"
+                                                      r" .*found 2: .*train \(4x3 float64\).*test.*labels"):
+        read_comparisons(tmp_path / "two.mat")
+    savemat(tmp_path / "none.mat", {"X": np.ones((5, 2))})
+    with pytest.raises(InvalidComparisonsError, match=r"none.mat: .*found 0: X \(5x2 float64\)"):
+        read_comparisons(tmp_path / "none.mat")
+    header = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .".ljust(116) + b"\x00" * 8
+    (tmp_path / "v73.mat").write_bytes(header + b"\x00\x02IM" + b"\x89HDF\r\n\x1a\n" + b"\x00" * 64)
+    with pytest.raises(InvalidComparisonsError, match=r"v73.mat: a MATLAB v7.3 \(HDF5\) file.*-v7"):
+        read_comparisons(tmp_path / "v73.mat")
+    (tmp_path / "broken.mat").write_bytes(b"MATLAB 5.0 MAT-file" + b" " * 97 + b"\x00\x01IM\x9c\xff")
+    with pytest.raises(InvalidComparisonsError, match=r"broken.mat: not a MATLAB file that scipy.io.loadmat can read"):
+        read_comparisons(tmp_path / "broken.mat")
 
 
 def test_other_encodings_name_the_file_line_and_the_fix(tmp_path):

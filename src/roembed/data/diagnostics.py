@@ -77,8 +77,12 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
     if len(used) < n:
         unused = np.setdiff1d(np.arange(n), used)
         shown = [names[o] for o in unused] if names is not None else unused
+        hint = ""
+        if names is None and unused[0] == 0 and len(used) and used.min() == 1:  # MATLAB-style numbers?
+            hint = (" (no comparison uses object 0: if the indices count from 1, subtract 1, or read the file with "
+                    "index_base=1 / roembed fit --index-base 1)")
         problems.append(f"{len(unused)} of {n} objects appear in no comparison (e.g. {_examples(shown)}): "
-                        "their coordinates are arbitrary")
+                        f"their coordinates are arbitrary{hint}")
     groups = object_groups(comparisons)
     n_groups = groups.max() + 1
     if n_groups > 1:

@@ -122,11 +122,10 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
                 return InvalidComparisonsError(f"{path}: not {encoding} text")
             newlines += block.count(b"\n")
     if b"\x00" in data:  # no text encoding fixes a binary file
-        advice = {".mat": " (MATLAB: scipy.io.loadmat, then pass the array)",
-                **dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)")
-                }.get(path.suffix.lower(), "")
+        advice = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
+            path.suffix.lower(), "")
         return InvalidComparisonsError(
-            f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON and Parquet{advice}")
+            f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, Parquet and MATLAB .mat{advice}")
     hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
     return InvalidComparisonsError(
         f"{path} line {line}: not {encoding} text (byte {byte!r}); "
@@ -387,13 +386,51 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
 
 
 def _frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON or Parquet file."""
-    if _is_parquet(path) or _is_json(path):
+    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet or MATLAB file."""
+    if _is_parquet(path) or _is_json(path) or _is_mat(path):
         if isinstance(columns, (list, tuple)):
             raise ValueError("a list of column names is only for text files without a header; rename this "
                              "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
+        if _is_mat(path):
+            return _mat_frames(path)
         return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
     return _text_frames(path, columns, encoding)
+
+
+_MAT_COLUMNS = {3: ["i", "j", "k"], 4: ["i", "j", "l", "k"]}
+
+
+def _is_mat(path: Path) -> bool:
+    return path.suffix.lower() == ".mat"
+
+
+def _mat_frames(path: Path):
+    """Yields one ``(frame, where)``: the one numeric array of 3 (triplets ``i, j, k``) or 4 (quadruplets) columns
+    of a MATLAB file (``scipy.io.loadmat``: versions 4 to 7.2), a comparison per row, rows counted from 1.
+    MATLAB numbers objects from 1: read such files with ``index_base=1``."""
+    from scipy.io import loadmat
+
+    try:
+        variables = loadmat(path)
+    except NotImplementedError:  # loadmat's answer to v7.3, which is HDF5
+        raise InvalidComparisonsError(f"{path}: a MATLAB v7.3 (HDF5) file, which roembed cannot read; save it "
+                                      f"with save(..., '-v7') or as CSV") from None
+    except Exception as exc:  # scipy raises ValueError, MatReadError, TypeError... for what is not a MAT file
+        raise InvalidComparisonsError(f"{path}: not a MATLAB file that scipy.io.loadmat can read ({exc})") from None
+    found = {k: v for k, v in variables.items() if not k.startswith("__")}
+    arrays = {k: v for k, v in found.items() if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[1] in _MAT_COLUMNS
+              and v.dtype.kind in "iuf"}
+    if len(arrays) != 1:
+        listed = ", ".join(f"{k} ({'x'.join(map(str, np.shape(v)))} {getattr(v, 'dtype', type(v).__name__)})"
+                           for k, v in found.items()) or "no variables"
+        raise InvalidComparisonsError(
+            f"{path}: needs exactly one numeric array of 3 or 4 columns (a comparison per row), "
+            f"found {len(arrays)}: {listed}")
+    (name, array), = arrays.items()
+    if array.dtype.kind == "f" and np.array_equal(array, np.round(array)):
+        array = array.astype(np.int64)  # MATLAB's doubles holding indices
+    yield (pd.DataFrame(array, columns=_MAT_COLUMNS[array.shape[1]]),
+           RowLocator(f"{path} {name} row", lines=np.arange(1, len(array) + 1)))
 
 
 def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> None:
@@ -409,8 +446,8 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
                      odd_position_base: int = 0, index_base: int = 0):
-    """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`) or Parquet
-    file, or from several.
+    """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`), Parquet or
+    MATLAB (``.mat``, one array of 3 or 4 columns; :func:`_mat_frames`) file, or from several.
 
     ``path``: a file, or a list of files with the same columns, read as one (errors
     name the file and line of each row).  Text files may be compressed (``.gz``,
