@@ -68,3 +68,21 @@ def test_every_command_has_help_and_fit_demo_options_too():
 def test_help_mentions_outputs(command):
     text = CliRunner().invoke(main, [command, "--help"]).output
     assert "summary.json" in text or "plots" in text
+
+
+def test_the_choice_line_says_why_no_refinement_was_tried():
+    from types import SimpleNamespace
+
+    from roembed.cli._report import describe_choice
+
+    chosen = dict(loss="tste", weighting="net", refine=None, alpha=3e-10, lam=0.8)
+    rows = [dict(loss="soe", weighting="net", refine=None, outlier_share=0.002),
+            dict(loss="tste", weighting="net", refine=None, outlier_share=0.0016)]
+    gated = SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows)
+    assert "refinement none (not tried: outlier shifts on under 1% of the loss weight)" \
+        in describe_choice(gated)
+    explicit = SimpleNamespace(refine=None, chosen_params_=chosen, tuning_results_=rows)  # the user's None
+    assert "not tried" not in describe_choice(explicit)
+    tried = SimpleNamespace(refine="auto", chosen_params_=chosen,
+                            tuning_results_=rows + [dict(rows[0], refine=2.0, score=0.5)])
+    assert "not tried" not in describe_choice(tried)

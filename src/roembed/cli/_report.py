@@ -15,6 +15,7 @@ import pandas as pd
 from .. import __version__
 from .._io import atomic_write
 from ..estimators.registry import estimator_class
+from ..estimators.robust import REFINE_MIN_OUTLIERS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 
 # the methods `roembed fit --method` offers: names of roembed.estimators.registry.ESTIMATORS
@@ -146,6 +147,9 @@ def describe_choice(estimator) -> str | None:
         return None
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
     tuned = getattr(estimator, "tuning_results_", None)
+    shares = [r["outlier_share"] for r in tuned or () if "outlier_share" in r]
+    if getattr(estimator, "refine", None) == "auto" and shares and all(r["refine"] is None for r in tuned):
+        refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
     how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
