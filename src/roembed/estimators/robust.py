@@ -177,7 +177,8 @@ def outlier_share(objective: EdgeObjective, distances: PairDistances, X: np.ndar
     cap = objective.cap if np.ndim(objective.cap) == 0 else objective.cap[::step]
     gamma = robust_penalty(objective.loss, margins, cap, objective.two_sided)[2]
     weight = objective.loss_weight[::step]
-    return float(weight[gamma != 0].sum() / weight.sum())
+    total = weight.sum()
+    return float(weight[gamma != 0].sum() / total) if total > 0 else 0.0
 
 
 # -- the problem, built once per fit ------------------------------------------------------------------------
