@@ -147,8 +147,8 @@ def describe_choice(estimator) -> str | None:
         return None
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
     tuned = getattr(estimator, "tuning_results_", None)
-    shares = [r["outlier_share"] for r in tuned or () if "outlier_share" in r]
-    if getattr(estimator, "refine", None) == "auto" and shares and all(r["refine"] is None for r in tuned):
+    if getattr(estimator, "refine", None) == "auto" and tuned and \
+            all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
         refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
     how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
     p = chosen.get("annotator_heterogeneity_p")
