@@ -86,6 +86,10 @@ CASES = [
      ("error", ["o.csv line 3", "odd one is not among the objects shown"])),
     ("bad tie flag", {"v.csv": "anchor,closer,farther,tie\n0,1,2,0\n1,2,0,maybe\n"}, [],
      ("error", ["v.csv line 3", "tie is not true/false"])),
+    ("bad gold mark", {"v.csv": "anchor,closer,farther,annotator,gold\n0,1,2,a,1\n1,2,0,b,maybe\n"}, [],
+     ("error", ["v.csv line 3", "gold is not 1 (right), 0 (wrong) or empty"])),
+    ("gold column twice", {"v.csv": "anchor,closer,farther,gold,gold_correct\n0,1,2,1,1\n"}, [],
+     ("error", ["v.csv line 1", "both look like the gold column"])),
     # -- files -----------------------------------------------------------------------------
     ("latin-1 without --encoding", {"v.csv": ("anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,José\n")
                                     .encode("latin-1")}, [], ("error", ["v.csv line 3", "--encoding latin-1"])),
@@ -126,13 +130,17 @@ CASES = [
     ("mostly unused ids", {"v.csv": huge_ids()}, ["--method", "soe"], ("warning", ["only 10 of the 1000000"])),
     ("extreme weights", {"v.csv": extreme_weights()}, ["--method", "soe"], ("warning", ["extreme weights"])),
     ("iteration limit", {"v.csv": GOOD}, ["--method", "soe", "--max-iter", "1"], ("warning", ["--max-iter"])),
+    ("gold without annotator ids", {"v.csv": csv(triplets(range(6)), "anchor,closer,farther,gold",
+                                                 extra=lambda n: "1" if n % 4 == 0 else "")}, [],
+     ("warning", ["known-answer (gold) marks are not used: the comparisons have no annotator ids"])),
     ("partial salmon names, clashing", {"r.csv": "head,left,right,winner,head_filename,left_filename,"
                                         "right_filename\n0,1,2,1,a,b,c\n0,1,2,2,z,b,c\n"}, ["--method", "soe"],
      ("warning", ["salmon target names not used"])),
 ]
 CLI_ONLY = {"holdout rounds to no query", "--lam with soe", "--loss with roe", "negative seed", "dim >= objects",
             "labels without column", "unknown device", "--device with soe", "mostly unused ids", "--annotator-rounds with soe",
-            "--annotator-rounds without annotators", "iteration limit", "unknown encoding"}
+            "--annotator-rounds without annotators", "iteration limit", "unknown encoding",
+            "gold without annotator ids"}  # SOE and the plain estimators do not read annotator ids or gold marks
 
 
 def make_files(tmp_path, files):

@@ -52,11 +52,28 @@ reversed, inform only this stage's embedding).
 
 Known-answer (gold) questions: ``gold`` gives one value per response: 1 (a known-answer
 question answered correctly), 0 (answered wrongly) or NaN (an ordinary question).  A gold
-response's probability does not depend on the embedding: ``1 - gold_error`` if right and
-``gold_error`` if wrong under ``follows``, the reverse under ``inverts``, 1/2 under
-``random`` (``gold_error`` is the share of honest slips).  So gold answers anchor the type
-of their annotator whatever the embedding; in the embedding fit each gold response counts
-once, in the known direction.
+response's probability does not depend on the embedding: :math:`1 - \varepsilon` if right and
+:math:`\varepsilon` if wrong under ``follows``, the reverse under ``inverts``, 1/2 under
+``random`` (:math:`\varepsilon`, ``gold_error``, is the share of honest slips).  So gold answers
+anchor the type of their annotator whatever the embedding.  They count by units: one annotator's gold
+responses on one set of objects weigh as one (the two triplets of an odd-one-out answer are one answer,
+right or wrong).  In the embedding a right gold response counts once, in its direction, whoever gave it
+(``J`` gains :math:`\frac1W \sum w_r \phi(s_r)` over them, the same in every type, so the E-step is
+unchanged and the M-step on ``X`` minimises exactly the bound's part in ``X``), and a wrong one not
+at all: of a wrong odd-one-out answer's two triplets only one is known to be reversed.  With ``gold_error="auto"`` (the default) :math:`\varepsilon`
+is estimated with the rest: ``J`` gains the term :math:`-\frac1W[\log\varepsilon + 19
+\log(1 - \varepsilon)]` (a Beta(2, 20) prior: one slip in twenty, the mode 0.05, worth 20
+answers), and each M-step sets it in closed form to the maximiser of the bound,
+
+.. math::  \varepsilon = \frac{\sum_a (q_{aF} V_a + q_{aI} R_a) + 1}{\sum_a (q_{aF} + q_{aI})(R_a + V_a) + 20},
+
+clipped to ``[GOLD_ERROR_MIN, GOLD_ERROR_MAX]`` (``R_a``, ``V_a``: annotator ``a``'s weight of right
+and wrong gold responses; the bound is concave in :math:`\varepsilon`, so the clipped value is its
+maximiser on that interval and ``J`` still never increases).  Why: a fixed 5% is right for questions
+chosen to be unambiguous, but where the "known" answer is itself disputed (e.g. a crowd majority on
+odd-one-out triples, which honest THINGS participants match about 70% of the time) it made honest
+workers with two or three misses look random: on THINGS (exploration draw 101, 10% of the triples
+marked) it doubled the real participants flagged.
 """
 from __future__ import annotations
 
@@ -72,6 +89,25 @@ from .objective import EdgeObjective, PairDistances
 from .solvers.lbfgs import two_loop_lbfgs
 
 TYPES = ("follows", "inverts", "random")
+GOLD_ERROR_PRIOR = (1.0, 19.0)  # Beta(2, 20) on the honest slip rate, as pseudo-counts (wrong, right)
+GOLD_ERROR_START = 0.05  # the prior's mode: where the estimate starts
+GOLD_ERROR_MIN, GOLD_ERROR_MAX = 1e-4, 0.45  # the estimate's range: below 1/2, where follows and inverts swap
+
+
+def gold_unit_share(quadruplets, who, gold) -> np.ndarray:
+    """Per response, ``1 / size`` of its unit among the gold responses (0 elsewhere): a unit is one annotator's
+    gold responses on one set of objects, so the two triplets of one odd-one-out answer weigh as one answer
+    in the types' gold likelihood (as in :func:`roembed.annotators.chance_tests`)."""
+    share = np.zeros(len(gold))
+    if not gold.any():
+        return share
+    objects = np.sort(np.asarray(quadruplets)[gold], axis=1)
+    objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
+    objects = np.sort(objects, axis=1)  # the set of objects: (a, b, a, o) and (b, a, b, o) share it
+    _, unit = np.unique(np.column_stack([np.asarray(who)[gold], objects]), axis=0, return_inverse=True)
+    unit = unit.reshape(-1)
+    share[gold] = 1.0 / np.bincount(unit)[unit]
+    return share
 
 
 def likelihood_loss(loss: Loss, n_components: int) -> Logistic:
@@ -88,7 +124,8 @@ class AnnotatorTypes:
     ``embedding``: the ``X`` of the last round; ``posterior``: one row per annotator (index: id)
     with the probability of each type, the number of responses and the expected agreement weight;
     ``prior``: the crowd-level type probabilities; ``response_weight``: ``w_r q_{a(r)F}`` per
-    response; ``objective_history``: ``J`` at the start and after every round.
+    response; ``objective_history``: ``J`` at the start and after every round; ``gold_error``: the
+    honest slip rate on known-answer questions (estimated or given; None without gold answers).
     """
 
     embedding: np.ndarray
@@ -99,12 +136,13 @@ class AnnotatorTypes:
     n_rounds: int
     converged: bool
     n_iter: int
+    gold_error: float | None = None
 
 
 class _TypeModel:
     """The pieces of ``J`` over one comparison graph (per-response bookkeeping, no state between fits)."""
 
-    def __init__(self, graph: ComparisonGraph, loss: Logistic, alpha: float, prior_counts, gold, gold_error):
+    def __init__(self, graph: ComparisonGraph, loss: Logistic, alpha: float, prior_counts, gold):
         responses = graph.comparisons
         self.graph, self.loss, self.alpha = graph, loss, float(alpha)
         self.ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
@@ -120,33 +158,59 @@ class _TypeModel:
         gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
         self.gold = ~np.isnan(gold)
         right, wrong = self.w * (gold == 1), self.w * (gold == 0)
-        n_ann, eps = len(self.ids), float(gold_error)
-        per = lambda v: np.bincount(self.who, weights=v, minlength=n_ann)  # noqa: E731
-        self.gold_loglik = np.column_stack([per(right) * np.log1p(-eps) + per(wrong) * np.log(eps),
-                                            per(right) * np.log(eps) + per(wrong) * np.log1p(-eps),
-                                            per(right + wrong) * np.log(0.5)])
-        self.gold_fwd = np.bincount(self.edge, weights=right, minlength=len(graph))  # the known direction
-        self.gold_rev = np.bincount(self.edge, weights=wrong, minlength=len(graph))
+        self.has_gold = bool(self.gold.any())
+        share = gold_unit_share(responses.quadruplets, self.who, self.gold)
+        self.right = np.bincount(self.who, weights=right * share, minlength=len(self.ids))  # R_a
+        self.wrong = np.bincount(self.who, weights=wrong * share, minlength=len(self.ids))  # V_a
+        # in the embedding a right gold response counts in its direction; a wrong one not at all (of a wrong
+        # odd-one-out answer's two triplets only one is known to be reversed)
+        self.gold_fwd = np.bincount(self.edge, weights=right, minlength=len(graph))
 
-    def log_likelihood(self, X) -> np.ndarray:
-        """``log L_ak`` (A, 3)."""
+    def gold_loglik(self, eps: float) -> np.ndarray:
+        """The gold responses' part of ``log L_ak`` (A, 3) at slip rate ``eps``."""
+        R, V = self.right, self.wrong
+        return np.column_stack([R * np.log1p(-eps) + V * np.log(eps), R * np.log(eps) + V * np.log1p(-eps),
+                                (R + V) * np.log(0.5)])
+
+    def gold_error_prior(self, eps: float) -> float:
+        """``-log`` of the Beta prior of ``eps`` (0 without gold answers: ``J`` is then that of the plain model)."""
+        if not self.has_gold:
+            return 0.0
+        wrong, right = GOLD_ERROR_PRIOR
+        return float(-(wrong * np.log(eps) + right * np.log1p(-eps)))
+
+    def m_step_gold_error(self, q) -> float:
+        """The slip rate maximising the bound at type probabilities ``q`` (see the module docstring)."""
+        wrong, right = GOLD_ERROR_PRIOR
+        slips = np.sum(q[:, 0] * self.wrong + q[:, 1] * self.right) + wrong
+        total = np.sum((q[:, 0] + q[:, 1]) * (self.right + self.wrong)) + wrong + right
+        return float(np.clip(slips / total, GOLD_ERROR_MIN, GOLD_ERROR_MAX))
+
+    def penalties(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """Per edge, ``phi(s_c)`` and ``phi(-s_c)``: ``-log`` of the probability of its direction and of the other."""
         d = self.distances.from_embedding(X)
         s, _, _ = self.loss.margin(d[self.graph.edge_pairs[:, 0]], d[self.graph.edge_pairs[:, 1]])
-        log_p, _ = self.loss.penalty(s)
-        log_q, _ = self.loss.penalty(-s)
+        return self.loss.penalty(s)[0], self.loss.penalty(-s)[0]
+
+    def log_likelihood(self, penalties, eps: float) -> np.ndarray:
+        """``log L_ak`` (A, 3) at slip rate ``eps`` from :meth:`penalties`."""
+        phi_fwd, phi_rev = penalties
         n_ann = len(self.ids)
         w = self.w * ~self.gold
         per = lambda v: np.bincount(self.who, weights=w * v, minlength=n_ann)  # noqa: E731
-        ll = np.column_stack([per(-log_p[self.edge]), per(-log_q[self.edge]), per(np.full(len(w), np.log(0.5)))])
-        return ll + self.gold_loglik
+        ll = np.column_stack([per(-phi_fwd[self.edge]), per(-phi_rev[self.edge]), per(np.full(len(w), np.log(0.5)))])
+        return ll + self.gold_loglik(eps) if self.has_gold else ll
 
-    def objective(self, X, prior) -> float:
-        ll = self.log_likelihood(X) + np.log(prior)
-        value = -logsumexp(ll, axis=1).sum() - ((self.c - 1.0) * np.log(prior)).sum()
+    def objective(self, X, prior, eps: float) -> float:
+        """``J``; the right gold responses' ``phi`` counts too (a known direction, whoever answered)."""
+        penalties = self.penalties(X)
+        ll = self.log_likelihood(penalties, eps) + np.log(prior)
+        value = -logsumexp(ll, axis=1).sum() - ((self.c - 1.0) * np.log(prior)).sum() + self.gold_error_prior(eps)
+        value += np.dot(self.gold_fwd, penalties[0])
         return float(value / self.total + self.alpha * np.vdot(X, X))
 
-    def e_step(self, X, prior) -> np.ndarray:
-        ll = self.log_likelihood(X) + np.log(prior)
+    def e_step(self, X, prior, eps: float) -> np.ndarray:
+        ll = self.log_likelihood(self.penalties(X), eps) + np.log(prior)
         return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
 
     def m_step_prior(self, q) -> np.ndarray:
@@ -158,7 +222,7 @@ class _TypeModel:
         per_response = self.w * ~self.gold
         fwd = np.bincount(self.edge, weights=per_response * q[self.who, 0], minlength=len(self.graph))
         rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
-        fwd, rev = fwd + self.gold_fwd, rev + self.gold_rev
+        fwd = fwd + self.gold_fwd
         objective = EdgeObjective(self.loss, self.near, self.far, np.concatenate([fwd, rev]) / self.total,
                                   len(self.graph.pairs))
         shape, distances, alpha = X.shape, self.distances, self.alpha
@@ -176,7 +240,7 @@ class _TypeModel:
 def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float = 0.0,
                         prior_counts=(2.0, 1.5, 1.5), max_rounds: int = 30, tol: float = 1e-5,
                         step_iter: int = 100, step_tol: float = 1e-6, gold=None,
-                        gold_error: float = 0.05, initial_posterior=None) -> AnnotatorTypes:
+                        gold_error="auto", initial_posterior=None) -> AnnotatorTypes:
     """Generalised EM for the annotator-type model (see the module docstring) from the embedding ``X0``.
 
     Parameters
@@ -190,7 +254,8 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
         ``tol * |J|`` in a round.
     step_iter, step_tol : L-BFGS iterations and tolerance of each M-step on ``X``.
     gold : (m,) array of 1 / 0 / NaN, optional: known-answer responses (see the module docstring).
-    gold_error : probability that an annotator who follows still gets a gold question wrong.
+    gold_error : "auto" or float in (0, 0.5): the probability that an annotator who follows still gets a gold
+        question wrong; "auto" estimates it in the EM (from 0.05, see the module docstring).
     initial_posterior : (A, 3) array, optional
         Type probabilities (annotators in sorted id order) used instead of the first E-step: another
         starting point for the same objective (``objective_history`` then starts after round 1).
@@ -206,12 +271,14 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
             raise ValueError(f"gold must have one value per response ({len(graph.comparisons)}), got shape {gold.shape}")
         if not np.all(np.isnan(gold) | (gold == 0) | (gold == 1)):
             raise ValueError("gold values must be 1 (right), 0 (wrong) or NaN (not a known-answer question)")
-    if not 0.0 < gold_error < 0.5:
-        raise ValueError(f"gold_error must be in (0, 0.5), got {gold_error!r}")
-    model = _TypeModel(graph, loss, alpha, prior_counts, gold, gold_error)
+    estimate = isinstance(gold_error, str) and gold_error == "auto"
+    if not estimate and not (isinstance(gold_error, (int, float)) and 0.0 < gold_error < 0.5):
+        raise ValueError(f"gold_error must be 'auto' or in (0, 0.5), got {gold_error!r}")
+    model = _TypeModel(graph, loss, alpha, prior_counts, gold)
+    eps = GOLD_ERROR_START if estimate else float(gold_error)
     X = np.asarray(X0, dtype=np.float64)
     prior = prior_counts / prior_counts.sum()
-    history = [model.objective(X, prior)]
+    history = [model.objective(X, prior, eps)]
     converged, n_iter, rounds = False, 0, 0
     for rounds in range(1, max_rounds + 1):
         if rounds == 1 and initial_posterior is not None:
@@ -220,22 +287,24 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
                 raise ValueError(f"initial_posterior must have shape {(len(model.ids), 3)}, got {q.shape}")
             history = []
         else:
-            q = model.e_step(X, prior)
+            q = model.e_step(X, prior, eps)
         prior = model.m_step_prior(q)
+        if estimate and model.has_gold:
+            eps = model.m_step_gold_error(q)
         X, it = model.m_step_embedding(X, q, step_iter, step_tol)
         n_iter += it
-        history.append(model.objective(X, prior))
+        history.append(model.objective(X, prior, eps))
         if len(history) >= 2 and history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
             converged = True
             break
-    q = model.e_step(X, prior)
+    q = model.e_step(X, prior, eps)
     counts = np.bincount(model.who, minlength=len(model.ids))
     posterior = pd.DataFrame(q, columns=list(TYPES), index=pd.Index(model.ids, name="annotator"))
     posterior.insert(0, "n_votes", counts)
     return AnnotatorTypes(
         embedding=X, posterior=posterior, prior=pd.Series(prior, index=list(TYPES), name="prior"),
         response_weight=model.w * q[model.who, 0], objective_history=np.asarray(history),
-        n_rounds=rounds, converged=converged, n_iter=n_iter)
+        n_rounds=rounds, converged=converged, n_iter=n_iter, gold_error=eps if model.has_gold else None)
 
 
 

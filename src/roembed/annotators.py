@@ -145,6 +145,8 @@ def _reasons(table: pd.DataFrame, fdr: float, crowd: float, reference: float) ->
         if row.get("p_follows", 1.0) < 0.5:
             kind = "inverts" if row["p_inverts"] > row["p_random"] else "random"
             why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
+        if why and row.get("gold_answers", 0) > 0:
+            why.append(f"known answers: {row['gold_right']} of {row['gold_answers']} right")
         out.append("; ".join(why))
     return out
 
@@ -208,8 +210,8 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     flagged_share, weighted_flagged_share, mean_abs_gamma, agreement,
     agreement_low, agreement_high, n_units, p_below_reference, q_below_reference,
     p_above_chance, q_above_chance, p_below_chance, q_below_chance, inverts, unproven,
-    suspect, reason`` (and ``p_follows,
-    p_inverts, p_random`` when the estimator has ``annotator_types_``), one row per
+    suspect, reason`` (and ``gold_answers, gold_right`` when the responses carry known-answer marks,
+    ``p_follows, p_inverts, p_random`` when the estimator has ``annotator_types_``), one row per
     annotator, sorted by ``agreement_high`` (ascending), then
     ``weighted_flagged_share`` (descending).  ``attrs["suspect_rule"]`` states the rule,
     ``attrs["reference_agreement"]`` is its reference rate.
@@ -269,6 +271,10 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     table["inverts"] = table["q_below_chance"] <= fdr
     table["unproven"] = table["q_above_chance"] > fdr
     table["suspect"] = table["inverts"] | (table["q_below_reference"] <= fdr)
+    if responses.gold is not None:  # known-answer questions: how many each annotator got, and got right
+        marked = ~np.isnan(responses.gold)
+        table["gold_answers"] = np.bincount(who, weights=marked, minlength=n_ann).astype(np.int64)
+        table["gold_right"] = np.bincount(who, weights=responses.gold == 1, minlength=n_ann).astype(np.int64)
     types = getattr(estimator, "annotator_types_", None)
     if types is not None:
         for kind in ("follows", "inverts", "random"):

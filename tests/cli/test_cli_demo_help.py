@@ -24,18 +24,21 @@ def test_demo_runs_and_finds_the_spammers(tmp_path):
     assert {"embedding.png", "outliers.png", "annotators.png", "outliers.csv"} <= {p.name for p in out.iterdir()}
 
 
-@pytest.mark.parametrize("p_value, annotators, expected", [
-    (0.0, "types", "annotator types on (agreement differs between annotators, p < 1e-300)"),
-    (3.2e-7, "types", "annotator types on (agreement differs between annotators, p = 3.2e-07)"),
-    (0.41, None, "annotator types off (no evidence that annotators differ, p = 0.41)"),
+@pytest.mark.parametrize("p_value, annotators, gold, expected", [
+    (0.0, "types", 0, "annotator types on (agreement differs between annotators, p < 1e-300)"),
+    (3.2e-7, "types", 0, "annotator types on (agreement differs between annotators, p = 3.2e-07)"),
+    (0.41, None, 0, "annotator types off (no evidence that annotators differ, p = 0.41)"),
+    (0.41, "types", 12, "annotator types on (12 responses to known-answer questions anchor them with honest slips "
+                        "at 0.07, agreement test p = 0.41)"),
 ])
-def test_the_choice_line_states_the_heterogeneity_p_value(p_value, annotators, expected):
+def test_the_choice_line_states_the_heterogeneity_p_value(p_value, annotators, gold, expected):
     from types import SimpleNamespace
 
     from roembed.cli._report import describe_choice
 
     fitted = SimpleNamespace(chosen_params_=dict(loss="soe", weighting="net", refine=None, alpha=3e-6, lam=6.0,
-                                                 annotators=annotators, annotator_heterogeneity_p=p_value),
+                                                 annotators=annotators, annotator_heterogeneity_p=p_value,
+                                                 gold_answers=gold, gold_error=0.0712 if gold else None),
                              tuning_results_=[{}] * 7)
     line = describe_choice(fitted)
     assert line.startswith("chose loss soe, weighting net, refinement none, ridge 3e-06, lam 6 (validation on "

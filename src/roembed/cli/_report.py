@@ -153,7 +153,11 @@ def describe_choice(estimator) -> str | None:
     how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
-    crowd = "" if p is None else (f"; annotator types on (agreement differs between annotators, {p_text})"
+    gold, slips = chosen.get("gold_answers") or 0, chosen.get("gold_error")
+    slips = "" if slips is None else f" with honest slips at {slips:.2f}"
+    crowd = "" if p is None else (f"; annotator types on ({gold} responses to known-answer questions anchor them"
+                                  f"{slips}, agreement test {p_text})" if gold and chosen.get("annotators") else
+                                  f"; annotator types on (agreement differs between annotators, {p_text})"
                                   if chosen.get("annotators") else
                                   f"; annotator types off (no evidence that annotators differ, {p_text})")
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "

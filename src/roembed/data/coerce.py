@@ -28,7 +28,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
         X = _from_array(np.asarray(X), n_objects)
     elif n_objects is not None and n_objects != X.n_objects:
         X = Comparisons(X.quadruplets, n_objects=n_objects, weight=X.weight, annotator=X.annotator,
-                        timestamp=X.timestamp, response_time=X.response_time, extra=X.extra)
+                        timestamp=X.timestamp, response_time=X.response_time, gold=X.gold, extra=X.extra)
     if y is not None:
         y = np.asarray(y).reshape(-1)
         if len(y) != len(X):
@@ -40,7 +40,8 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
                 r = int(np.flatnonzero(~np.isin(y, (-1, 1, 0)))[0])
                 raise InvalidComparisonsError(f"row {r}: response y={y[r].item()!r} is not True/False or +1/-1")
             wrong = y <= 0
-        X = X.flipped(np.flatnonzero(wrong))
+        flipped = X.flipped(np.flatnonzero(wrong))  # written as asserted: the same answers, right or wrong as before
+        X = flipped if X.gold is None else flipped.with_gold(X.gold)
     if sample_weight is not None:
         from .validation import check_weights
 

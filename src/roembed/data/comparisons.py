@@ -21,7 +21,8 @@ import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import InvalidComparisonsError, RowLocator, check_copies, check_quadruplets, check_weights, index_array
+from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_quadruplets, check_weights,
+                         index_array)
 
 
 def index_dtype(largest: int):
@@ -102,6 +103,10 @@ class Comparisons:
         :attr:`ComparisonGraph.copies`.
     annotator, timestamp, response_time : arrays of shape (m,), optional
         Per-response metadata.  Annotator ids may be strings or integers.
+    gold : array of shape (m,), optional
+        Known-answer questions: 1 where the response answers one correctly, 0 where it answers
+        one wrongly, NaN for an ordinary question.  With annotator ids they anchor the annotator
+        types of :class:`~roembed.RobustOrdinalEmbedding` (see :mod:`roembed.annotator_model`).
     object_names : sequence of str, optional
         ``object_names[o]`` is the name of object ``o``.
     extra : mapping of str to arrays of shape (m,), optional
@@ -120,6 +125,7 @@ class Comparisons:
         annotator=None,
         timestamp=None,
         response_time=None,
+        gold=None,
         object_names: Sequence[str] | None = None,
         extra=None,
         where: RowLocator | None = None,
@@ -172,6 +178,7 @@ class Comparisons:
                     r = int(np.flatnonzero(pd.isna(values))[0])
                     raise InvalidComparisonsError(f"{where(r)}: annotator id is missing")
             self._meta[name] = _readonly(values)
+        self._meta["gold"] = None if gold is None else _readonly(check_gold(gold, m, where))
         self._extra = {}
         for name, values in dict(extra or {}).items():
             name = str(name)
@@ -213,6 +220,7 @@ class Comparisons:
     annotator = property(lambda self: self._meta["annotator"])
     timestamp = property(lambda self: self._meta["timestamp"])
     response_time = property(lambda self: self._meta["response_time"])
+    gold = property(lambda self: self._meta["gold"], doc="(m,) float64 known-answer marks (1 / 0 / NaN), or None.")
     extra = property(lambda self: dict(self._extra), doc="Further per-response columns: name -> (m,) array.")
 
     @property
@@ -300,6 +308,7 @@ class Comparisons:
     def __repr__(self) -> str:
         kind = "triplets" if self.is_triplet else "quadruplets"
         extra = ", with annotators" if self.annotator is not None else ""
+        extra += ", with gold answers" if self.gold is not None else ""
         return f"Comparisons({len(self)} {kind} over {self.n_objects} objects{extra})"
 
     # -- derived objects ----------------------------------------------------
@@ -324,16 +333,25 @@ class Comparisons:
         """The same responses with other weights (and other ``copies`` when given; kept otherwise)."""
         return self._replace(weight=weight, copies=self._copies if copies is None else copies)
 
+    def with_gold(self, gold) -> "Comparisons":
+        """The same responses with these known-answer marks (1 right, 0 wrong, NaN an ordinary question)."""
+        return self._replace(gold=gold)
+
     def with_extra(self, **columns) -> "Comparisons":
         """The same responses with further per-response columns (replacing any of the same name)."""
         return self._replace(extra={**self._extra, **columns})
 
     def flipped(self, rows=None) -> "Comparisons":
-        """Reverses the answer of the given rows (all by default): ``(i,j,l,k) -> (l,k,i,j)``."""
+        """Reverses the answer of the given rows (all by default): ``(i,j,l,k) -> (l,k,i,j)``; a reversed
+        answer to a known-answer question is right where it was wrong and wrong where it was right."""
         quads = np.array(self._quads)
         rows = np.arange(len(self))[slice(None) if rows is None else rows]
         quads[rows] = quads[rows][:, [2, 3, 0, 1]]
-        return self._replace(quadruplets=quads)
+        if self.gold is None:
+            return self._replace(quadruplets=quads)
+        gold = np.array(self.gold)
+        gold[rows] = 1.0 - gold[rows]
+        return self._replace(quadruplets=quads, gold=gold)
 
     def relabel(self, permutation) -> "Comparisons":
         """Renames object ``o`` to ``permutation[o]`` (names follow their objects)."""

@@ -161,7 +161,7 @@ def _odd_one_out_triplets(shown: np.ndarray, position: np.ndarray) -> np.ndarray
 
 def from_odd_one_out(
     shown, odd, *, odd_is: str = "position", annotator=None, weight=None, timestamp=None,
-    response_time=None, n_objects=None, object_names=None, extra=None, where: RowLocator | None = None,
+    response_time=None, gold=None, n_objects=None, object_names=None, extra=None, where: RowLocator | None = None,
 ) -> Comparisons:
     """Odd-one-out answers to triplets: two triplets per answer.
 
@@ -169,7 +169,10 @@ def from_odd_one_out(
     (``odd_is="position"``) or the object index (``odd_is="object"``) of the odd one.
     With ``a``, ``b`` the other two, the answer says d(a, b) < d(a, odd) and
     d(b, a) < d(b, odd): rows ``2r`` and ``2r + 1`` are ``(a, b, odd)`` and ``(b, a, odd)``,
-    each with answer ``r``'s metadata.
+    each with answer ``r``'s metadata.  A known-answer mark (``gold``) goes to both triplets: a
+    right answer makes both right; of a wrong answer's two triplets only one is known to be wrong
+    (the other compares two distances the known answer says nothing about), and both count as
+    wrong, as one wrong unit, in the annotator model.
     """
     where = where or RowLocator()
     shown = np.asarray(shown)
@@ -198,7 +201,7 @@ def from_odd_one_out(
     return Comparisons(
         _odd_one_out_triplets(shown, position), n_objects=n_objects, weight=twice(weight),
         annotator=twice(annotator), timestamp=twice(timestamp), response_time=twice(response_time),
-        object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
+        gold=twice(gold), object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
     )
 
 
@@ -221,7 +224,13 @@ METADATA = {
     "weight": ("weight", "weights", "sample_weight", "count", "votes"),
     "timestamp": ("timestamp", "datetime_received", "time_received", "datetime", "time", "date"),
     "response_time": ("response_time", "rt", "reaction_time"),
+    "gold": ("gold", "gold_correct", "is_gold_correct", "gold_right"),
 }
+#: Metadata the reader parses itself (the others are kept as the file has them).
+PARSED = ("weight", "gold")
+_GOLD = {**dict.fromkeys(("1", "1.0", "true", "t", "yes", "y", "right", "correct"), 1.0),
+         **dict.fromkeys(("0", "0.0", "false", "f", "no", "n", "wrong", "incorrect"), 0.0),
+         **dict.fromkeys(("", "nan", "na", "null", "none"), np.nan)}
 #: Names of a column that marks "same / can't decide" answers (see :func:`split_ties`).
 TIE_COLUMNS = ("tie", "is_tie", "undecided", "cannot_decide", "cant_decide", "no_preference")
 _TRUE = {"1", "1.0", "true", "t", "yes", "y"}
@@ -520,7 +529,7 @@ class _Layout:
 def _layout(columns: list[str], format: str, source: str) -> _Layout:
     kind, object_cols = _detect(columns, format, source)
     meta = {role: next((c for c in aliases if c in columns), None) for role, aliases in METADATA.items()}
-    for role in ("annotator", "weight"):  # two candidates would change the fit depending on which wins
+    for role in ("annotator", "weight", "gold"):  # two candidates would change the fit depending on which wins
         found = [c for c in METADATA[role] if c in columns]
         if len(found) > 1:
             raise InvalidComparisonsError(
@@ -588,7 +597,7 @@ class ComparisonsBuilder:
         self.source = source or "input"
         self.layout: _Layout | None = None
         self.n_rows, self.report = 0, SkipReport()
-        self.codes, self.positions, self.weights, self.ties, self.values = [], [], [], [], {}
+        self.codes, self.positions, self.weights, self.ties, self.golds, self.values = [], [], [], [], [], {}
 
     def add(self, frame: pd.DataFrame, where: RowLocator | None = None) -> None:
         """Checks the rows of ``frame`` (``where`` names them) and keeps the valid ones."""
@@ -636,8 +645,9 @@ class ComparisonsBuilder:
         weight = _checked_weight(frame, lay.meta["weight"], problems)
         if lay.meta["annotator"] is not None:
             problems.flag(pd.isna(frame[lay.meta["annotator"]]).to_numpy(), "annotator id is missing")
+        gold = None if lay.meta["gold"] is None else _gold_marks(frame[lay.meta["gold"]], problems)
         self.report.merge(problems.resolve())
-        return ~problems.bad, ints, position, weight, tie
+        return ~problems.bad, ints, position, weight, tie, gold
 
     def _from_base(self, codes: np.ndarray, problems: _RowProblems) -> np.ndarray:
         """Indices counted from ``index_base`` as 0-based codes (an index below the base flagged)."""
@@ -649,13 +659,14 @@ class ComparisonsBuilder:
                                                   f"count from {base})")
         return codes - base
 
-    def _keep(self, frame, keep, codes, position, weight, tie) -> None:
+    def _keep(self, frame, keep, codes, position, weight, tie, gold) -> None:
         self.codes.append(codes[keep].astype(np.int32))
-        for chunks, values in ((self.positions, position), (self.weights, weight), (self.ties, tie)):
+        for chunks, values in ((self.positions, position), (self.weights, weight), (self.ties, tie),
+                               (self.golds, gold)):
             if values is not None:
                 chunks.append(values[keep])
         lay = self.layout
-        for col in [c for role, c in lay.meta.items() if c is not None and role != "weight"] + lay.extra_cols:
+        for col in [c for role, c in lay.meta.items() if c is not None and role not in PARSED] + lay.extra_cols:
             self.values.setdefault(col, []).append(frame[col].to_numpy()[keep])
 
     def finish(self, stacklevel: int = 4) -> tuple[Comparisons, SkipReport]:
@@ -674,7 +685,8 @@ class ComparisonsBuilder:
             n = self.n_objects if self.n_objects is not None else int(codes.max()) + 1
             names = tuple(str(o + self.index_base) for o in range(n))
         metadata = {role: None if col is None else _joined(self.values[col])
-                    for role, col in lay.meta.items() if role != "weight"}
+                    for role, col in lay.meta.items() if role not in PARSED}
+        metadata["gold"] = _joined(self.golds) if self.golds else None
         metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
         if lay.kind == "odd-one-out":
             comparisons = from_odd_one_out(codes, _joined(self.positions), weight=weight, n_objects=self.n_objects,
@@ -692,6 +704,17 @@ def _tie_flags(values: pd.Series, problems: _RowProblems) -> np.ndarray:
     text[pd.isna(values).to_numpy()] = ""
     problems.flag(~np.isin(text, list(_TRUE | _FALSE)), "tie is not true/false (1/0, yes/no)")
     return np.isin(text, list(_TRUE))
+
+
+def _gold_marks(values: pd.Series, problems: _RowProblems) -> np.ndarray:
+    """A known-answer column as 1 (right: 1, true, yes, right, correct), 0 (wrong) or NaN (empty: an ordinary
+    question)."""
+    text = values.astype(str).str.strip().str.lower()
+    text[pd.isna(values).to_numpy()] = ""
+    marks = text.map(_GOLD).to_numpy(np.float64)
+    problems.flag(~text.isin(list(_GOLD)).to_numpy(), "gold is not 1 (right), 0 (wrong) or empty (an ordinary "
+                                                      "question)")
+    return marks
 
 
 def split_ties(comparisons: Comparisons, tie) -> Comparisons:
@@ -760,7 +783,8 @@ def _object_column(comparisons: Comparisons, indices: np.ndarray, names: bool):
 def _metadata_columns(comparisons: Comparisons, frame: pd.DataFrame, annotator: str = "annotator") -> pd.DataFrame:
     if not np.all(comparisons.weight == 1):
         frame["weight"] = comparisons.weight
-    for role, col in (("annotator", annotator), ("timestamp", "timestamp"), ("response_time", "response_time")):
+    for role, col in (("annotator", annotator), ("timestamp", "timestamp"), ("response_time", "response_time"),
+                      ("gold", "gold")):
         values = getattr(comparisons, role)
         if values is not None:
             frame[col] = values

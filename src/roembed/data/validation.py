@@ -194,3 +194,23 @@ def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray
             r = _first(mask)
             raise InvalidComparisonsError(f"{where(r)}: {reason} ({w[r]})")
     return w
+
+
+def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
+    """Known-answer marks as float64 of length ``m``: 1 (answered right), 0 (wrong), NaN (an ordinary question).
+
+    Booleans are read as 1 / 0; anything else raises, naming the row."""
+    where = where or RowLocator()
+    try:
+        g = np.asarray(gold, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InvalidComparisonsError("gold values must be 1 (right), 0 (wrong) or NaN (not a known-answer "
+                                      "question)") from None
+    if g.shape != (m,):
+        raise InvalidComparisonsError(f"got {g.size} gold values for {m} comparisons")
+    bad = ~(np.isnan(g) | (g == 0) | (g == 1))
+    if bad.any():
+        r = _first(bad)
+        raise InvalidComparisonsError(f"{where(r)}: gold is {g[r]:g}, expected 1 (right), 0 (wrong) or empty "
+                                      "(not a known-answer question)")
+    return g

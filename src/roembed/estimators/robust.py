@@ -260,6 +260,23 @@ def _solve(state: FitState, objective, settings: RobustSettings, alpha: float, p
                                unconverged=state.unconverged + (() if result.converged else (name,)))
 
 
+def known_answers(comparisons, used: bool):
+    """The comparisons' known-answer marks (``Comparisons.gold``), or None when no response is marked.
+
+    Warns when marks are given but cannot anchor annotator types (no annotator ids, fewer than two annotators,
+    or ``annotators=None``): they would otherwise be dropped without a word."""
+    gold = comparisons.gold
+    if gold is None or np.isnan(gold).all():
+        return None
+    ids = comparisons.annotator
+    why = ("annotators=None" if not used else "the comparisons have no annotator ids" if ids is None
+           else "there is only one annotator" if len(np.unique(ids)) < 2 else None)
+    if why is not None:
+        warnings.warn(f"known-answer (gold) marks are not used: {why}; they anchor annotator types only",
+                      DataWarning, stacklevel=6)
+    return gold
+
+
 def restart_starts(n_objects: int, n_components: int, random_state, n_init: int, scale: float):
     """Starts ``1 .. n_init - 1`` of the plain stage (start 0 is the estimator's own): seeded Gaussians."""
     base = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31)
@@ -596,13 +613,15 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     # -- fitting -----------------------------------------------------------------
     def fit(self, X, y=None, sample_weight=None, gold=None):
         """Fits to comparisons ``X``; ``gold`` (one value per response: 1 right, 0 wrong, NaN not a
-        known-answer question) anchors the annotator types (see :mod:`roembed.annotator_model`)."""
-        return super().fit(X, y, sample_weight, gold=gold)
+        known-answer question) anchors the annotator types (see :mod:`roembed.annotator_model`).
+        Without ``gold``, the comparisons' own marks (``Comparisons.gold``, a file's ``gold`` column) are used."""
+        comparisons = as_comparisons(X, y, sample_weight)
+        return super().fit(comparisons if gold is None else comparisons.with_gold(gold))
 
-    def _fit_graph(self, graph: ComparisonGraph, gold=None) -> None:
+    def _fit_graph(self, graph: ComparisonGraph) -> None:
         """Annotator types (when ids exist); the "auto" parameters chosen on a validation split;
         then the stages on every comparison."""
-        graph, self.annotator_types_, annotator_iter, heterogeneity_p = self._annotator_stage(graph, gold)
+        graph, self.annotator_types_, annotator_iter, heterogeneity_p, gold_error = self._annotator_stage(graph)
         X0 = self._start(graph)
         restarts, restarted = self._restarts(graph, X0)
         X0 = restarts.X
@@ -629,7 +648,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         self.chosen_params_ = {**chosen, "alpha": settings.alpha, "lam": self.lam_, "n_init": self._n_init(),
                                "refine_alpha": settings.refine_alpha if settings.refine is not None else None,
                                "annotators": None if self.annotator_types_ is None else "types",
-                               "annotator_heterogeneity_p": heterogeneity_p}
+                               "annotator_heterogeneity_p": heterogeneity_p,
+                               "gold_answers": 0 if graph.comparisons.gold is None
+                               else int(np.count_nonzero(~np.isnan(graph.comparisons.gold))),
+                               "gold_error": gold_error}
 
     def _fitted_objective(self):
         """``(graph, objective, alpha)`` of the last stage of the final fit: the robust envelope of the chosen
@@ -669,8 +691,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             weightings = _distinct_weightings(graph, weightings)
         return losses, weightings, refines
 
-    def _annotator_stage(self, graph: ComparisonGraph, gold):
-        """``(graph, annotator_types, n_iter, heterogeneity p-value)``: with annotator ids (and
+    def _annotator_stage(self, graph: ComparisonGraph):
+        """``(graph, annotator_types, n_iter, heterogeneity p-value, gold error)``: with annotator ids (and
         ``annotators="auto"``) whose agreement with a plain fit differs between annotators
         (:func:`roembed.annotator_model.heterogeneity_test` at ``HETEROGENEITY_P``; always with gold
         answers), the graph of the responses re-weighted by their annotator's probability of following
@@ -678,17 +700,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         later stages start where they would without the stage, so a crowd whose annotators all follow
         gets the fit it would get without ids."""
         ids = graph.comparisons.annotator
+        gold = known_answers(graph.comparisons, self.annotators is not None)
         if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
-            return graph, None, 0, None
+            return graph, None, 0, None, None
         loss = likelihood_loss(get_loss("soe") if _is_auto(self.loss) else get_loss(self.loss), self.n_components)
         alpha = likelihood_alpha(loss) if _is_auto(self.alpha) else self.alpha
         plain = plain_likelihood_fit(graph, loss, self._start(graph), alpha=alpha)
         test = heterogeneity_test(graph, plain.solution)
         if gold is None and test.p_value > HETEROGENEITY_P:
-            return graph, None, plain.n_iter, test.p_value
+            return graph, None, plain.n_iter, test.p_value, None
         crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
         return (follow_weighted(graph, crowd.posterior), crowd.posterior,
-                plain.n_iter + crowd.n_iter, test.p_value)
+                plain.n_iter + crowd.n_iter, test.p_value, crowd.gold_error)
 
     def _store_state(self, state: FitState) -> None:
         for name in state.unconverged:
