@@ -26,6 +26,12 @@ and ``real_flagged_poor`` counts the flagged real participants whose answers agr
 participants' majority less than half the time (:func:`majority_agreement`; chance about 1/3, the real
 median 0.70): poor workers the "FDR" counts as false discoveries.
 
+With ``--known-answers SHARE`` the default is also fitted with known-answer (gold) marks: a random
+``SHARE`` of the training triples whose odd one the real participants' training answers pick with a
+majority of at least ``--known-majority`` become known-answer questions with that answer
+(:func:`known_answer_marks`); every training response on them, real or fake, is marked right or wrong
+(columns ``*_gold``).  A simulation of questions with a clear answer: THINGS has none of its own.
+
 Why the split is by query and not by object triple: each THINGS object occurs in about two
 of the 1,000 triples, so a held-out triple's objects are almost unconstrained by the rest
 and every method scores near chance (t-STE 0.52 on held-out triples at p = 2); held-out
@@ -131,6 +137,38 @@ def make_draw(path: Path, seed: int, rates, per_fake: int, holdout: float = 0.2)
     return {k: keep_objects(c, used) for k, c in cells.items()}, keep_objects(test, used), answers
 
 
+def known_answer_marks(train, share: float, min_majority: float, seed: int) -> np.ndarray:
+    """Gold marks (1 / 0 / NaN per response) on a random ``share`` of the triples of ``train`` whose most
+    picked odd one, among the real (not fake) responses there, is picked by at least ``min_majority`` of them
+    and by more than any other."""
+    quads = train.quadruplets
+    triple = np.sort(quads[:, [0, 1, 3]], axis=1)
+    key = (triple[:, 0] * train.n_objects + triple[:, 1]) * train.n_objects + triple[:, 2]
+    real = train.annotator < FAKE_ID
+    counts = pd.DataFrame({"key": key[real], "odd": quads[real, 3]}).value_counts().rename("n").reset_index()
+    counts = counts.sort_values(["key", "n"], ascending=[True, False], kind="stable")
+    top, runner_up = counts.groupby("key").nth(0).set_index("key"), counts.groupby("key")["n"].nth(1)
+    runner_up = pd.Series(runner_up.to_numpy(), index=counts.loc[runner_up.index, "key"]).reindex(top.index)
+    total = counts.groupby("key")["n"].sum().reindex(top.index)
+    clear = top.index[(top["n"] > runner_up.fillna(0)) & (top["n"] >= min_majority * total)]
+    rng = np.random.default_rng([seed, 7])
+    chosen = rng.choice(clear, size=min(len(clear), int(share * len(np.unique(key)))), replace=False)
+    marked = np.isin(key, chosen)
+    gold = np.full(len(train), np.nan)
+    gold[marked] = (quads[marked, 3] == top.loc[key[marked], "odd"].to_numpy()).astype(float)
+    return gold
+
+
+def suspect_scores(table, train) -> dict:
+    """Recall of the fakes and the real annotators' share among the flagged, from an ``annotators_`` table."""
+    flagged = table.loc[table["suspect"], "annotator"].to_numpy()
+    fake_ids = np.unique(train.annotator[train.annotator >= FAKE_ID])
+    real_flagged = int((flagged < FAKE_ID).sum())
+    return {"recall": float(np.isin(fake_ids, flagged).mean()) if len(fake_ids) else None,
+            "fdr": real_flagged / len(flagged) if len(flagged) else 0.0, "real_flagged": real_flagged,
+            "n_flagged": len(flagged), "n_fakes": len(fake_ids), "flagged": flagged}
+
+
 def majority_agreement(shown, odd, who) -> pd.Series:
     """Per real participant: the share of their answers that pick the odd one most of the *other*
     participants picked for the same triple (a tie counts as agreeing; chance about 1/3).  A label of
@@ -202,7 +240,7 @@ def plain_fits(train, test, p: int, seed: int, with_cblearn: bool) -> dict:
 
 
 def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, oracle: float,
-             with_cblearn: bool, with_tste_default: bool = False, poor=()) -> dict:
+             with_cblearn: bool, with_tste_default: bool = False, poor=(), known=(0.0, 0.8)) -> dict:
     """Every method on one training set with fakes of one kind (``kind="none"``: without fakes)."""
     from roembed import TSTE, RobustOrdinalEmbedding
     from roembed.annotators import position_bias
@@ -215,12 +253,10 @@ def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, or
     row["default"], row["default_s"] = score(est.embedding_, test), sec
     row["time_ratio"] = sec / row["roembed_tste_s"]
     table = est.annotators_
-    flagged = table.loc[table["suspect"], "annotator"].to_numpy()
+    scores = suspect_scores(table, train)
+    flagged, real_flagged = scores.pop("flagged"), scores["real_flagged"]
     fake_ids = np.unique(train.annotator[train.annotator >= FAKE_ID])
-    real_flagged = int((flagged < FAKE_ID).sum())
-    row["n_fakes"], row["n_flagged"], row["real_flagged"] = len(fake_ids), len(flagged), real_flagged
-    row["recall"] = float(np.isin(fake_ids, flagged).mean()) if len(fake_ids) else None
-    row["fdr"] = real_flagged / len(flagged) if len(flagged) else 0.0
+    row.update(scores)
     row["real_flagged_share"] = real_flagged / int((table["annotator"] < FAKE_ID).sum())
     row["real_flagged_poor"] = int(np.isin(flagged, poor).sum())
     row["real_unproven"] = int((table["unproven"] & (table["annotator"] < FAKE_ID)).sum())
@@ -243,6 +279,14 @@ def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, or
     if with_tste_default:
         robust_tste, _ = timed(lambda: RobustOrdinalEmbedding(p, loss="tste", random_state=seed).fit(train))
         row["robust_tste"] = score(robust_tste.embedding_, test)
+    if known[0] > 0:  # the default with known-answer marks on some training questions
+        marked = train.with_gold(known_answer_marks(train, *known, seed))
+        est_gold, _ = timed(lambda: RobustOrdinalEmbedding(p, random_state=seed).fit(marked))
+        gold_scores = suspect_scores(est_gold.annotators_, marked)
+        row["default_gold"] = score(est_gold.embedding_, test)
+        row.update({f"{k}_gold": gold_scores[k] for k in ("recall", "fdr", "real_flagged")})
+        row["gold_error"] = est_gold.chosen_params_["gold_error"]
+        row["gold_responses"] = int(np.count_nonzero(~np.isnan(marked.gold)))
     kept = ~np.isin(train.annotator, flagged)
     refit, _ = timed(lambda: TSTE(p, random_state=seed).fit(train[kept]))
     row["drop_suspects"] = score(refit.embedding_, test)
@@ -255,6 +299,7 @@ def cell_run(train, test, answers, kind: str, rate: float, p: int, seed: int, or
 def summarise(rows: list[dict]) -> list[dict]:
     frame = pd.DataFrame(rows)
     cols = ["best_plain", "roembed_tste", "roembed_ckl", "cblearn_tste", "cblearn_ckl", "default", "default_no_ids",
+            "default_gold", "recall_gold", "fdr_gold", "real_flagged_gold", "gold_error",
             "robust_tste", "drop_suspects",
             "oracle", "gap", "gap_closed", "default_minus_best_plain", "recall", "fdr", "real_flagged_share",
             "real_flagged", "real_flagged_poor", "real_unproven", "recall_earlier", "fdr_earlier",
@@ -274,7 +319,8 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 COLUMNS = {"cell": "", "draws": "d", "best_plain": ".4f", "roembed_tste": ".4f", "roembed_ckl": ".4f",
            "cblearn_tste": ".4f", "cblearn_ckl": ".4f", "default": ".4f", "default_no_ids": ".4f",
-           "robust_tste": ".4f", "drop_suspects": ".4f", "oracle": ".4f",
+           "robust_tste": ".4f", "drop_suspects": ".4f", "oracle": ".4f", "default_gold": ".4f",
+           "recall_gold": ".2f", "fdr_gold": ".2f", "real_flagged_gold": ".0f", "gold_error": ".3f",
            "gap_closed": ".2f", "default_minus_best_plain": "+.4f", "worst_default_minus_best_plain": "+.4f",
            "recall": ".2f", "fdr": ".2f", "real_flagged_share": ".3f", "real_flagged": ".0f", "real_flagged_poor": ".0f",
            "real_unproven": ".0f", "recall_earlier": ".2f", "fdr_earlier": ".2f", "real_flagged_earlier": ".0f",
@@ -294,6 +340,10 @@ def main() -> None:
     parser.add_argument("--cblearn-seeds", type=int, nargs="*", default=[0],
                         help="draws on which cblearn is fitted too (its t-STE takes minutes here)")
     parser.add_argument("--tste-default", action="store_true", help="also RobustOrdinalEmbedding(loss='tste')")
+    parser.add_argument("--known-answers", type=float, default=0.0, metavar="SHARE",
+                        help="also fit the default with known-answer marks on this share of the training triples")
+    parser.add_argument("--known-majority", type=float, default=0.8,
+                        help="known answers only where the real participants agree at least this much")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/out/annotators_real.json")
     args = parser.parse_args()
     with_cblearn = bool(args.cblearn_seeds)
@@ -319,7 +369,8 @@ def main() -> None:
             if kind != "none" and kind not in args.kinds:
                 continue
             row = cell_run(train, test, answers[(kind, rate)], kind, rate, args.dim, seed, oracle,
-                           with_cblearn and seed in args.cblearn_seeds, args.tste_default, poor)
+                           with_cblearn and seed in args.cblearn_seeds, args.tste_default, poor,
+                           (args.known_answers, args.known_majority))
             rows.append(row)
             print(f"seed {seed} {kind} {rate:.0%}: best plain {row['best_plain']:.4f} default {row['default']:.4f} "
                   f"drop {row['drop_suspects']:.4f} oracle {oracle:.4f} recall {row['recall']} fdr {row['fdr']:.2f} "
