@@ -99,7 +99,7 @@ def test_marks_in_the_data_anchor_the_spammers():
     right = pd.Series(C.gold == 1).groupby(np.asarray(C.annotator)).sum()
     np.testing.assert_array_equal(table.loc[right.index, "gold_right"], right.to_numpy())
     flagged = table[table["suspect"] & (table["gold_answers"] > 0)]
-    assert len(flagged) and all(f"known answers: {r.gold_right} of {r.gold_answers} right" in r.reason
+    assert len(flagged) and all(f"known-answer responses: {r.gold_right} of {r.gold_answers} right" in r.reason
                                 for r in flagged.itertuples())
     assert marked.chosen_params_["gold_answers"] == np.count_nonzero(~np.isnan(C.gold))
     # marks passed to fit are the same as marks carried by the data

@@ -146,7 +146,7 @@ def _reasons(table: pd.DataFrame, fdr: float, crowd: float, reference: float) ->
             kind = "inverts" if row["p_inverts"] > row["p_random"] else "random"
             why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
         if why and row.get("gold_answers", 0) > 0:
-            why.append(f"known answers: {row['gold_right']} of {row['gold_answers']} right")
+            why.append(f"known-answer responses: {row['gold_right']} of {row['gold_answers']} right")
         out.append("; ".join(why))
     return out
 
