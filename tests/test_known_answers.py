@@ -28,6 +28,17 @@ def test_the_reader_reads_every_spelling_of_a_mark(tmp_path):
     assert ",gold" in (tmp_path / "w.csv").read_text().splitlines()[0]
 
 
+def test_json_and_parquet_keep_the_marks(tmp_path):
+    path = tmp_path / "v.json"
+    path.write_text('[{"anchor": 0, "closer": 1, "farther": 2, "worker": "a", "gold": true},'
+                    ' {"anchor": 1, "closer": 2, "farther": 0, "worker": "b", "gold": null},'
+                    ' {"anchor": 2, "closer": 0, "farther": 1, "worker": "b", "gold": false}]')
+    C = read_comparisons(path)
+    np.testing.assert_array_equal(C.gold, [1, np.nan, 0])
+    pytest.importorskip("pyarrow")
+    np.testing.assert_array_equal(read_comparisons(write_comparisons(C, tmp_path / "v.parquet")).gold, C.gold)
+
+
 def test_an_odd_one_out_mark_goes_to_both_triplets(tmp_path):
     path = tmp_path / "o.csv"
     path.write_text("a,b,c,odd,subject,gold\n0,1,2,2,s,1\n1,2,3,1,s,\n0,2,3,0,t,0\n")
