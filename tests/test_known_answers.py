@@ -119,6 +119,16 @@ def test_marks_in_the_data_anchor_the_spammers():
     np.testing.assert_array_equal(explicit.annotator_types_, marked.annotator_types_)
 
 
+def test_marks_passed_to_fit_reach_the_fit_of_a_chosen_dimension():
+    C = crowd_with_known_answers()
+    plain = Comparisons(C.quadruplets, n_objects=C.n_objects, annotator=C.annotator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RobustOrdinalEmbedding("auto", random_state=0).fit(plain, gold=C.gold)
+    assert est.chosen_params_["gold_answers"] == np.count_nonzero(~np.isnan(C.gold))
+    assert est.chosen_params_["gold_error"] is not None
+
+
 def test_marks_that_cannot_be_used_are_not_dropped_silently():
     C = crowd_with_known_answers()
     no_ids = Comparisons(C.quadruplets, n_objects=C.n_objects, gold=C.gold)
