@@ -60,8 +60,8 @@ responses on one set of objects weigh as one (the two triplets of an odd-one-out
 right or wrong).  In the embedding a right gold response counts once, in its direction, whoever gave it
 (``J`` gains :math:`\frac1W \sum w_r \phi(s_r)` over them, the same in every type, so the E-step is
 unchanged and the M-step on ``X`` minimises exactly the bound's part in ``X``), and a wrong one not
-at all: of a wrong odd-one-out answer's two triplets only one is known to be reversed.  With ``gold_error="auto"`` (the default) :math:`\varepsilon`
-is estimated with the rest: ``J`` gains the term :math:`-\frac1W[\log\varepsilon + 19
+at all: of a wrong odd-one-out answer's two triplets only one is known to be reversed.
+With ``gold_error="auto"`` (the default) :math:`\varepsilon` is estimated with the rest: ``J`` gains the term :math:`-\frac1W[\log\varepsilon + 19
 \log(1 - \varepsilon)]` (a Beta(2, 20) prior: one slip in twenty, the mode 0.05, worth 20
 answers), and each M-step sets it in closed form to the maximiser of the bound,
 
@@ -83,7 +83,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-from .data import ComparisonGraph
+from .data import ComparisonGraph, annotator_units
 from .losses import Logistic, Loss, TStudent
 from .objective import EdgeObjective, PairDistances
 from .solvers.lbfgs import two_loop_lbfgs
@@ -96,17 +96,12 @@ GOLD_ERROR_MIN, GOLD_ERROR_MAX = 1e-4, 0.45  # the estimate's range: below 1/2, 
 
 def gold_unit_share(quadruplets, who, gold) -> np.ndarray:
     """Per response, ``1 / size`` of its unit among the gold responses (0 elsewhere): a unit is one annotator's
-    gold responses on one set of objects, so the two triplets of one odd-one-out answer weigh as one answer
-    in the types' gold likelihood (as in :func:`roembed.annotators.chance_tests`)."""
+    gold responses on one set of objects (:func:`roembed.data.annotator_units`), so the two triplets of one
+    odd-one-out answer weigh as one answer in the types' gold likelihood."""
     share = np.zeros(len(gold))
-    if not gold.any():
-        return share
-    objects = np.sort(np.asarray(quadruplets)[gold], axis=1)
-    objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
-    objects = np.sort(objects, axis=1)  # the set of objects: (a, b, a, o) and (b, a, b, o) share it
-    _, unit = np.unique(np.column_stack([np.asarray(who)[gold], objects]), axis=0, return_inverse=True)
-    unit = unit.reshape(-1)
-    share[gold] = 1.0 / np.bincount(unit)[unit]
+    if gold.any():
+        unit = annotator_units(np.asarray(quadruplets)[gold], np.asarray(who)[gold])
+        share[gold] = 1.0 / np.bincount(unit)[unit]
     return share
 
 

@@ -63,7 +63,7 @@ from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .data import as_comparisons
+from .data import annotator_units, as_comparisons
 from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
 
@@ -101,11 +101,7 @@ def chance_tests(quadruplets, who, agrees, n_annotators: int):
     ``quadruplets`` (m, 4), ``who`` (m,) annotator index in ``[0, n_annotators)``, ``agrees`` (m,) bool.
     A unit is one annotator's responses on one set of objects.
     """
-    objects = np.sort(np.asarray(quadruplets), axis=1)
-    objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
-    objects = np.sort(objects, axis=1)  # the set of objects: (a, b, a, o) and (b, a, b, o) share it
-    _, unit = np.unique(np.column_stack([who, objects]), axis=0, return_inverse=True)
-    unit = unit.reshape(-1)
+    unit = annotator_units(quadruplets, who)
     size = np.bincount(unit)
     score = np.bincount(unit, weights=np.asarray(agrees, float)) / size
     unit_who = np.zeros(len(size), dtype=np.int64)

@@ -83,6 +83,18 @@ def canonical_quadruplets(quads: np.ndarray) -> np.ndarray:
     return np.stack([a, b, c, d], axis=1)
 
 
+def annotator_units(quadruplets, who) -> np.ndarray:
+    """Per response, the index of its *unit*: one annotator's responses on one set of objects.
+
+    The two triplets of an odd-one-out answer, ``(a, b, a, o)`` and ``(b, a, b, o)``, share a unit, so tests
+    and likelihoods that count units count the answer once.  ``who``: one annotator index (or id) per row."""
+    objects = np.sort(np.asarray(quadruplets), axis=1)
+    objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
+    objects = np.sort(objects, axis=1)  # the set of objects, the shared one written as -1
+    _, unit = np.unique(np.column_stack([np.asarray(who), objects]), axis=0, return_inverse=True)
+    return unit.reshape(-1)
+
+
 class Comparisons:
     """Raw comparison responses: row ``r`` says ``d(i, j) < d(l, k)`` for ``quadruplets[r]``.
 
