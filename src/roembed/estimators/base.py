@@ -57,14 +57,14 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
 class OrdinalEmbedding(TransformerMixin, BaseEstimator):
     """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons."""
 
-    def fit(self, X, y=None, sample_weight=None, **fit_params):
+    def fit(self, X, y=None, sample_weight=None):
         """Fits the embedding to comparisons ``X`` (see the module docstring).
 
         ``n_components="auto"`` first chooses the dimension with
         :func:`roembed.dimension.select_dimension` (query-grouped 5-fold cross-validation of this
         estimator, one-standard-error rule), stored in ``n_components_`` and ``dimension_selection_``;
         inside ``joblib.parallel_config(n_jobs=2)`` its folds run on two processes (the same result).
-        ``fit_params`` go to ``_fit_graph`` (the robust estimator's ``gold``).
+        Per-response metadata (annotator ids, known-answer marks) travels with the comparisons.
         """
         comparisons = as_comparisons(X, y, sample_weight)
         if isinstance(self.n_components, str) and self.n_components == "auto":
@@ -75,7 +75,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
         self.object_names_ = comparisons.object_names
         self.graph_ = comparisons.aggregate(device=self._graph_device())
         warn_data_problems(self.graph_, self.n_components)
-        self._fit_graph(self.graph_, **fit_params)
+        self._fit_graph(self.graph_)
         return self
 
     def _fit_auto_dimension(self, comparisons):
