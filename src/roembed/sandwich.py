@@ -10,13 +10,13 @@ It agrees with the bootstrap only with many queries per coordinate (measured in
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import chi2
 from sklearn.base import clone
 
+from ._warn import warn
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
 from .losses import robust_curvature, robust_penalty
@@ -321,10 +321,10 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     if len(missing):
         names = fitted.graph_.object_names
         shown = ", ".join(str(names[o] if names is not None else o) for o in missing[:5])
-        warnings.warn(f"local_uncertainty: {len(missing)} of {len(fitted.graph_.comparisons.used_objects)} objects "
-                      f"have no region (their comparisons do not pin all {X.shape[1]} coordinates: too few "
-                      f"informative queries, or a flat loss there): {shown}{', ...' if len(missing) > 5 else ''}; "
-                      "their rows are NaN", DataWarning, stacklevel=2)
+        warn(f"local_uncertainty: {len(missing)} of {len(fitted.graph_.comparisons.used_objects)} objects "
+             f"have no region (their comparisons do not pin all {X.shape[1]} coordinates: too few "
+             f"informative queries, or a flat loss there): {shown}{', ...' if len(missing) > 5 else ''}; "
+             "their rows are NaN", DataWarning)
     return result
 
 

@@ -84,6 +84,7 @@ from sklearn.base import clone
 
 from ._io import atomic_write
 from ._threads import limit_threads
+from ._warn import warn
 from .data import Comparisons, as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.robust import tuned_params
@@ -547,7 +548,7 @@ def _summarise_warnings(results: list) -> None:
         for message in r.get("warnings", ()):
             counts[str(message)] = counts.get(str(message), 0) + 1
     for message, count in sorted(counts.items()):
-        warnings.warn(f"{count} of {len(results)} bootstrap replicates: {message}", UserWarning, stacklevel=3)
+        warn(f"{count} of {len(results)} bootstrap replicates: {message}", UserWarning)
 
 
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
@@ -606,9 +607,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     full = fitted if fitted is not None else clone(estimator).fit(comparisons)
     p = np.asarray(full.embedding_).shape[1]
     if n_replicates <= p:
-        warnings.warn(f"n_replicates={n_replicates} is not more than the {p} dimensions: the per-object "
-                      "covariances are singular, so there are no confidence regions (stability, flags and "
-                      "intervals are computed); ask for more replicates than dimensions", UserWarning, stacklevel=2)
+        warn(f"n_replicates={n_replicates} is not more than the {p} dimensions: the per-object "
+             "covariances are singular, so there are no confidence regions (stability, flags and "
+             "intervals are computed); ask for more replicates than dimensions", UserWarning)
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
     reference = np.asarray(full.embedding_, dtype=np.float64)

@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .._warn import warn
 from .comparisons import Comparisons
 from .validation import (
     InvalidComparisonsError, InvalidRowsError, RowLocator, SkipReport, check_weights, index_array, invalid_quadruplet_rows,
@@ -428,14 +429,12 @@ def _salmon_names(pairs: pd.DataFrame) -> tuple[str, ...] | None:
     others get ``"#<index>"`` (they occur in no comparison).  Names that do not map one
     to one onto indices are not used, with a warning saying why.
     """
-    import warnings
-
     clash = pairs["index"].duplicated(keep=False) | pairs["name"].duplicated(keep=False)
     if pairs["index"].min() < 0 or clash.any():
         first = pairs[clash].sort_values("index").head(2)
-        warnings.warn(f"salmon target names not used: they do not map one to one onto target indices "
-                      f"(e.g. {', '.join(f'{i}: {n}' for i, n in zip(first['index'], first['name']))})",
-                      UserWarning, stacklevel=5)
+        warn(f"salmon target names not used: they do not map one to one onto target indices "
+             f"(e.g. {', '.join(f'{i}: {n}' for i, n in zip(first['index'], first['name']))})",
+             UserWarning)
         return None
     n = int(pairs["index"].max()) + 1
     names = [f"#{o}" for o in range(n)]
@@ -669,13 +668,13 @@ class ComparisonsBuilder:
         for col in [c for role, c in lay.meta.items() if c is not None and role not in PARSED] + lay.extra_cols:
             self.values.setdefault(col, []).append(frame[col].to_numpy()[keep])
 
-    def finish(self, stacklevel: int = 4) -> tuple[Comparisons, SkipReport]:
-        """The comparisons of every valid row added, and what was skipped (warned about at ``stacklevel``)."""
+    def finish(self) -> tuple[Comparisons, SkipReport]:
+        """The comparisons of every valid row added, and what was skipped (warned about)."""
         if self.n_rows == 0:
             raise InvalidComparisonsError(f"{self.source}: no comparisons: the input is empty")
         if not any(len(c) for c in self.codes):
             raise InvalidComparisonsError(f"{self.source}: no valid comparisons ({self.report})")
-        self.report.warn(stacklevel=stacklevel)
+        self.report.warn()
         lay, (names, renumber) = self.layout, self.ids.finish()
         weight = _joined(self.weights) if self.weights else None
         if weight is not None and not (weight > 0).any():
@@ -770,7 +769,7 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
                                  on_invalid=on_invalid, odd_position_base=odd_position_base,
                                  index_base=index_base)
     builder.add(frame)
-    comparisons, report = builder.finish(stacklevel=4)
+    comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
 
 

@@ -20,11 +20,10 @@ means less than it looks.  The decisions (documented in ``docs/cli.md``):
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._kernels import component_roots
+from .._warn import warn
 from .comparisons import ComparisonGraph, Comparisons
 
 __all__ = ["DataWarning", "object_groups", "data_problems", "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
@@ -107,9 +106,9 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
     return problems
 
 
-def warn_data_problems(graph: ComparisonGraph, n_components: int | None = None, stacklevel: int = 3) -> list[str]:
+def warn_data_problems(graph: ComparisonGraph, n_components: int | None = None) -> list[str]:
     """Emits each of :func:`data_problems` as a :class:`DataWarning`; returns them."""
     problems = data_problems(graph, n_components)
     for problem in problems:
-        warnings.warn(problem, DataWarning, stacklevel=stacklevel)
+        warn(problem, DataWarning)
     return problems

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_path, atomic_write
+from .._warn import warn
 from .comparisons import Comparisons
 from .convert import ComparisonsBuilder, _norm, check_names, to_frame
 from .validation import InvalidComparisonsError, RowLocator
@@ -231,7 +232,7 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int) -> pd.Data
         if "does not match length of data" in str(warning.message):  # the first row is too wide
             first = pd.read_csv(io.StringIO(block.split("\n", 1)[0]), sep=sep, header=None, **_CSV)
             raise _width_error(path, line, first.shape[1], len(names))
-        warnings.warn(warning.message, warning.category, stacklevel=2)
+        warn(warning.message, warning.category)
     return frame
 
 

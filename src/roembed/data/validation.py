@@ -7,10 +7,11 @@ readers drops such rows instead, and reports how many and which.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .. import _warn
 
 
 class InvalidComparisonsError(ValueError):
@@ -85,10 +86,10 @@ class SkipReport:
         self.n_skipped += other.n_skipped
         self.examples += other.examples[: max(0, max_examples - len(self.examples))]
 
-    def warn(self, stacklevel: int = 3) -> None:
+    def warn(self) -> None:
         """Emits a :class:`SkippedRowsWarning` when anything was skipped."""
         if self.n_skipped:
-            warnings.warn(str(self), SkippedRowsWarning, stacklevel=stacklevel)
+            _warn.warn(str(self), SkippedRowsWarning)
 
     def __str__(self) -> str:
         if not self.n_skipped:

@@ -29,13 +29,12 @@ Every solver is reached through :func:`roembed.solvers.solve` (registry
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from .._warn import warn
 from ..data import ComparisonGraph
 from ..losses import Loss
 from ..objective import PairDistances
@@ -154,8 +153,8 @@ class LossEmbedding(OrdinalEmbedding):
 
     def _store_result(self, result) -> None:
         if not result.converged:
-            warnings.warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
-                          f"({result.message}); increase max_iter", ConvergenceWarning, stacklevel=4)
+            warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
+                 f"({result.message}); increase max_iter", ConvergenceWarning)
         self.embedding_ = result.solution
         self.objective_ = result.objective
         self.n_iter_ = result.n_iter

@@ -110,6 +110,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
+from .._warn import warn
 from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
@@ -272,8 +273,8 @@ def known_answers(comparisons, used: bool):
     why = ("annotators=None" if not used else "the comparisons have no annotator ids" if ids is None
            else "there is only one annotator" if len(np.unique(ids)) < 2 else None)
     if why is not None:
-        warnings.warn(f"known-answer (gold) marks are not used: {why}; they anchor annotator types only",
-                      DataWarning, stacklevel=6)
+        warn(f"known-answer (gold) marks are not used: {why}; they anchor annotator types only",
+             DataWarning)
     return gold
 
 
@@ -715,17 +716,16 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     def _store_state(self, state: FitState) -> None:
         for name in state.unconverged:
-            warnings.warn(f"{type(self).__name__}: the {name} stage did not converge in {self.max_iter} "
-                          f"iterations ({state.result.message}); increase max_iter", ConvergenceWarning,
-                          stacklevel=4)
+            warn(f"{type(self).__name__}: the {name} stage did not converge in {self.max_iter} "
+                 f"iterations ({state.result.message}); increase max_iter", ConvergenceWarning)
         values = state.restart_objectives
         self.restart_objectives_ = values
         if values is not None and len(values) >= 3:
             reached, elsewhere = restart_agreement(values, state.restart_converged)
             if reached < 2 and elsewhere >= 2:
-                warnings.warn(f"{type(self).__name__}: only {reached} of {len(values)} starts reached the best "
-                              f"objective (within 1%) and {elsewhere} converged to worse ones; the fit may be a "
-                              f"local minimum -- raise n_init", UserWarning, stacklevel=4)
+                warn(f"{type(self).__name__}: only {reached} of {len(values)} starts reached the best "
+                     f"objective (within 1%) and {elsewhere} converged to worse ones; the fit may be a "
+                     f"local minimum -- raise n_init", UserWarning)
         self.embedding_ = state.X
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
@@ -756,9 +756,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             held_out = holdout_mask(graph.comparisons, self.validation_fraction, self.random_state,
                                     groups=graph.response_query)
         except InvalidComparisonsError:
-            warnings.warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
-                          f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
-                          UserWarning, stacklevel=4)
+            warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
+                 f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
+                 UserWarning)
             return chosen, [], None
         inner = graph.subgraph(~held_out)  # whole queries, so whole edges
         held_edges = np.flatnonzero(~inner.kept_edges).astype(graph.pairs.dtype)

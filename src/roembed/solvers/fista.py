@@ -29,12 +29,12 @@ pairs (:meth:`PairDistances.from_gram`) and the gradient back through
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from .._warn import warn
 from ..objective import EdgeObjective, PairDistances
 from ..projections import project_psd, project_psd_rank
 from .lbfgs import SolverResult
@@ -175,8 +175,8 @@ def fista_gram(
             break
         f_y, grad_G, grad_g = smooth_part(objective, distances, y_G, y_g)
     if not converged:
-        warnings.warn(f"FISTA did not converge in {max_iter} iterations (tol={tol}); "
-                      "increase max_iter or tol", ConvergenceWarning, stacklevel=2)
+        warn(f"FISTA did not converge in {max_iter} iterations (tol={tol}); "
+             "increase max_iter or tol", ConvergenceWarning)
     return FistaResult(x_G, history[-1], k, converged, history,
                        "converged" if converged else "max_iter reached",
                        gamma=x_g, bounds=bounds, lipschitz=lipschitz, n_backtracks=n_backtracks)
