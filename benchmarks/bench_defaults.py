@@ -21,8 +21,10 @@ estimator - 1 (of the medians; negative is better), outlier precision / recall a
 ``--lowdim``: the low-dimension reliability check instead -- n = 30, p = 1 and 2, 20% of single answers
 flipped (``vote`` model), 1,000 training triplets, 20 seeds (data seed 3000 + r).  p = 1: Spearman
 correlation of the embedding with the truth (target >= 0.95); p = 2: Procrustes disparity against the best
-of ten single-start SOE fits of roembed (target: within 10%).  cblearn's SOE (10 restarts) alongside, scored by
-the same criterion (``cblearn_SOE_ok``).
+of ten single-start SOE fits of roembed (target: within 10%; ``ok``), the best chosen by the truth, and against
+the one of them with the lowest SOE objective, the start SOE with ten restarts keeps
+(``ok_vs_lowest_objective``).  cblearn's SOE (10 restarts) alongside, scored by the same criteria
+(``cblearn_SOE_ok*``).
 
 Run with the cblearn environment::
 
@@ -140,19 +142,26 @@ def lowdim_trial(p, seed, peers_soe=True):
                roembed_error=1 - est.score(data.test))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        singles = [quality(SOE(p, random_state=100 * seed + k).fit(data.train).embedding_) for k in range(10)]
+        fits = [SOE(p, random_state=100 * seed + k).fit(data.train) for k in range(10)]
+    singles = [quality(f.embedding_) for f in fits]
     row["best_of_10_single_starts"] = max(singles) if p == 1 else min(singles)
     row["single_start_worst"] = min(singles) if p == 1 else max(singles)
+    # the start a user of SOE with 10 restarts keeps: the lowest objective (first of equals within 1e-9)
+    objectives = np.array([f.objective_ for f in fits])
+    row["lowest_objective_single_start"] = singles[int(np.argmax(objectives <= objectives.min() * (1 + 1e-9)))]
     if peers_soe:
         cb = cblearn_estimator("SOE", p, seed)
         row["cblearn_SOE_time"] = timed_fit(cb, data.train.triplets, n_objects=30)
         row["cblearn_SOE"] = quality(cb.embedding_)
-    def meets(value):  # p = 1: rank correlation >= 0.95; p = 2: within 10% of the best single start's disparity
-        return bool(value >= 0.95 if p == 1 else value <= 1.1 * row["best_of_10_single_starts"])
+    def meets(value, reference="best_of_10_single_starts"):
+        # p = 1: rank correlation >= 0.95; p = 2: within 10% of the reference start's disparity
+        return bool(value >= 0.95 if p == 1 else value <= 1.1 * row[reference])
 
     row["ok"] = meets(row["roembed"])
+    row["ok_vs_lowest_objective"] = meets(row["roembed"], "lowest_objective_single_start")
     if peers_soe:
         row["cblearn_SOE_ok"] = meets(row["cblearn_SOE"])
+        row["cblearn_SOE_ok_vs_lowest_objective"] = meets(row["cblearn_SOE"], "lowest_objective_single_start")
     print(json.dumps(row, default=float), flush=True)
     return row
 
@@ -163,17 +172,20 @@ def lowdim(args):
     for p in (1, 2):
         sel = [r for r in rows if r["p"] == p]
         s = dict(p=p, seeds=len(sel), ok=sum(r["ok"] for r in sel),
+                 ok_vs_lowest_objective=sum(r["ok_vs_lowest_objective"] for r in sel),
                  roembed_median=float(np.median([r["roembed"] for r in sel])),
                  roembed_worst=(min if p == 1 else max)(r["roembed"] for r in sel),
                  restart_warnings=sum(r["restart_warning"] for r in sel),
                  single_start_worst=(min if p == 1 else max)(r["single_start_worst"] for r in sel))
         if args.peers:
             s["cblearn_SOE_ok"] = sum(r["cblearn_SOE_ok"] for r in sel)
+            s["cblearn_SOE_ok_vs_lowest_objective"] = sum(r["cblearn_SOE_ok_vs_lowest_objective"] for r in sel)
             s["cblearn_SOE_worst"] = (min if p == 1 else max)(r["cblearn_SOE"] for r in sel)
             s["time_ratio_soe"] = float(np.median([r["roembed_time"] / r["cblearn_SOE_time"] for r in sel]))
         summary.append(s)
-    columns = {"p": ".0f", "seeds": ".0f", "ok": ".0f", "roembed_median": ".3f", "roembed_worst": ".3f",
-               "restart_warnings": ".0f", "single_start_worst": ".3f", "cblearn_SOE_ok": ".0f", "cblearn_SOE_worst": ".3f",
+    columns = {"p": ".0f", "seeds": ".0f", "ok": ".0f", "ok_vs_lowest_objective": ".0f", "roembed_median": ".3f", "roembed_worst": ".3f",
+               "restart_warnings": ".0f", "single_start_worst": ".3f", "cblearn_SOE_ok": ".0f",
+               "cblearn_SOE_ok_vs_lowest_objective": ".0f", "cblearn_SOE_worst": ".3f",
                "time_ratio_soe": ".2f"}
     finish(args.out.with_name("bench_defaults_lowdim.json"), args, rows, summary, columns)
 
