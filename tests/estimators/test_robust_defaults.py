@@ -344,6 +344,17 @@ def test_restarts_that_disagree_raise_a_warning():
     assert np.sum(values <= 1.01 * values.min()) == 1
 
 
+def test_no_restart_warning_when_every_start_fits_perfectly():
+    """Four triplets over four objects: every start satisfies all of them; the objectives end near zero and differ
+    by more than 1% of each other, which is not a worse local minimum."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = RobustOrdinalEmbedding(2, random_state=0).fit([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 3, 1]])
+    assert est.restart_objectives_.max() > 1.01 * est.restart_objectives_.min()  # the old rule's disagreement
+    assert not [w for w in caught if "starts reached" in str(w.message)]
+    assert est.score([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 3, 1]]) == 1.0
+
+
 def test_starts_stopped_by_the_screen_are_not_counted_as_disagreeing():
     # two iterations per start: their objectives differ, but none has settled anywhere
     data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
@@ -363,6 +374,8 @@ def test_starts_stopped_by_the_screen_are_not_counted_as_disagreeing():
     ([1.0, 1.2, 1.3, 1.4], [True, True, False, True], (1, 2)),  # the unconverged one is not a disagreement
     ([1.0, 1.2, 1.3], [True, False, False], (1, 0)),
     ([-2.0, -1.99, -1.5], [True, True, True], (2, 1)),  # negative objectives: 1% of |best|
+    ([3.1e-5, 2.9e-5, 4.2e-5, 2.8e-5], [True] * 4, (4, 0)),  # all near zero: equally perfect fits
+    ([0.003, 0.0031, 0.12], [True] * 3, (2, 1)),  # small, and one far above the floor
 ])
 def test_restart_agreement(values, converged, expected):
     assert restart_agreement(np.array(values), None if converged is None else np.array(converged)) == expected
