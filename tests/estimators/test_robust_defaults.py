@@ -44,6 +44,10 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
             top = max((u for u in unrefined if u["weighting"] == r["weighting"]), key=lambda u: u["score"])
             assert r["loss"] == top["loss"]
     assert {r["weighting"] for r in results if r["refine"] is not None} == {"net", "majority"}  # never "vote"
+    # t-STE with the first loss's best weighting, and with every vote (its likelihood's own data), each once
+    soe_best = max((r for r in unrefined if r["loss"] == "soe"), key=lambda r: r["score"])["weighting"]
+    tste = [r["weighting"] for r in unrefined if r["loss"] == "tste"]
+    assert sorted(tste) == sorted({soe_best, "vote"})
 
 
 def test_only_refinements_far_below_the_best_are_given_up(majority, monkeypatch):
