@@ -803,7 +803,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
         best = max((run(losses[0], w) for w in weightings), key=lambda r: r["score"])
         for loss_name in losses[1:]:
-            for weighting in dict.fromkeys([best["weighting"], *(w for w in weightings if w == "vote")]):
+            for weighting in dict.fromkeys([best["weighting"]] + (["vote"] if "vote" in weightings else [])):
                 r = run(loss_name, weighting)
                 best = r if r["score"] > best["score"] else best
         unrefined = list(results)
