@@ -1,0 +1,117 @@
+"""Issue 17's time target as a crowd grows: the default fit with annotator ids against a plain t-STE fit.
+
+On THINGS (``bench_annotators_real.py``) the default takes 40-68 times a plain roembed t-STE fit, which takes
+about 0.03 s there.  This script asks what the ratio is when the data, not the fixed costs, dominate.
+
+Data (seed 0 for each size; nothing here was tuned): ``n = m / 100`` objects drawn from ``N(0, I_p)``; ``m``
+random triplets, each answered once by one of ``m / 50`` annotators (50 answers each on average).  An honest
+annotator answers right with probability ``sigmoid(3 |d_ij - d_ik| / median |d_ij - d_ik|)`` (noisy near ties, as
+real crowds are); a share ``--spam`` (10%) of the annotators answers at random.  The error is measured on 10^5
+clean held-out triplets.
+
+Per size, the median over ``--runs`` of the wall time of three fits, in this process, after an untimed warm-up
+(numba compiles once per machine and caches): ``TSTE(p)``, the default ``RobustOrdinalEmbedding(p)`` (annotator
+stage included: the ids are there) and the same with ``annotators=None``; their ratio to t-STE; the held-out
+errors; what the default chose.  ``annotator stage`` is the default's time minus that of the fit without ids.
+
+    python benchmarks/bench_annotators_scale.py --m 2e4 2e5 2e6 --p 2 10 --runs 3
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from _results import finish
+from bench_scale import labelled_triplets
+
+HERE = Path(__file__).resolve().parent
+
+
+def crowd(m: int, p: int, spam: float, seed: int, per_annotator: int = 50, n_test: int = 100_000):
+    """``(train, test)``: ``m`` crowd answers with annotator ids, and clean held-out triplets (see above)."""
+    from roembed import Comparisons
+
+    rng = np.random.RandomState(seed)
+    n = max(m // 100, 30)
+    X = rng.standard_normal((n, p))
+    truth = labelled_triplets(rng, X, m)  # (i, j, k): j is the closer
+    gap = np.abs(((X[truth[:, 0]] - X[truth[:, 1]]) ** 2).sum(1) - ((X[truth[:, 0]] - X[truth[:, 2]]) ** 2).sum(1))
+    right = rng.random_sample(m) < 1.0 / (1.0 + np.exp(-3.0 * gap / np.median(gap)))
+    annotator = rng.randint(max(m // per_annotator, 10), size=m)
+    spammer = rng.random_sample(annotator.max() + 1) < spam
+    right = np.where(spammer[annotator], rng.random_sample(m) < 0.5, right)
+    answers = np.where(right[:, None], truth, truth[:, [0, 2, 1]])
+    train = Comparisons(answers, n_objects=n, annotator=annotator)
+    return train, Comparisons(labelled_triplets(rng, X, n_test), n_objects=n)
+
+
+def fits(p: int, seed: int):
+    from roembed import TSTE, RobustOrdinalEmbedding
+
+    return {"tste": lambda: TSTE(p, random_state=seed),
+            "default": lambda: RobustOrdinalEmbedding(p, random_state=seed),
+            "no_ids": lambda: RobustOrdinalEmbedding(p, random_state=seed, annotators=None)}
+
+
+def timed_fit(make, train):
+    est = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        est.fit(train)
+    return time.perf_counter() - start, est
+
+
+def run_size(m: int, p: int, spam: float, runs: int) -> tuple[list[dict], dict]:
+    train, test = crowd(m, p, spam, seed=0)
+    rows = []
+    for run in range(runs):
+        row = dict(m=m, n=train.n_objects, p=p, run=run)
+        for name, make in fits(p, seed=run).items():
+            row[f"{name}_s"], est = timed_fit(make, train)
+            row[f"{name}_error"] = 1.0 - est.score(test)
+            if name == "default":
+                chosen = est.chosen_params_
+                row["chosen"] = f"{chosen['loss']}/{chosen['weighting']}/refine={chosen['refine']}"
+                row["annotator_stage_ran"] = chosen["annotators"] is not None
+        print(row, flush=True)
+        rows.append(row)
+    med = {k: float(np.median([r[k] for r in rows])) for k in rows[0] if k.endswith(("_s", "_error"))}
+    summary = dict(m=m, n=train.n_objects, p=p, runs=runs, **med,
+                   default_over_tste=float(np.median([r["default_s"] / r["tste_s"] for r in rows])),
+                   no_ids_over_tste=float(np.median([r["no_ids_s"] / r["tste_s"] for r in rows])),
+                   annotator_stage_s=med["default_s"] - med["no_ids_s"],
+                   chosen=rows[0]["chosen"], stage_ran=sum(r["annotator_stage_ran"] for r in rows))
+    return rows, summary
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--m", type=float, nargs="+", default=[2e4, 2e5])
+    parser.add_argument("--p", type=int, nargs="+", default=[2, 10])
+    parser.add_argument("--spam", type=float, default=0.1)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=HERE / "out/annotators_scale.json")
+    args = parser.parse_args(argv)
+    for p in args.p:  # numba's compilation and the first thread pool are no fit's
+        warm = crowd(3000, p, args.spam, seed=12345, n_test=10)[0]
+        for make in fits(p, seed=0).values():
+            timed_fit(make, warm)
+    rows, summary = [], []
+    for p in args.p:
+        for m in args.m:
+            r, s = run_size(int(m), p, args.spam, args.runs)
+            rows += r
+            summary.append(s)
+    finish(args.out, args, rows, summary, {
+        "m": "", "n": "", "p": "", "tste_s": ".2f", "default_s": ".2f", "no_ids_s": ".2f", "annotator_stage_s": ".2f",
+        "default_over_tste": ".1f", "no_ids_over_tste": ".1f", "tste_error": ".4f", "default_error": ".4f",
+        "no_ids_error": ".4f", "chosen": "", "stage_ran": ""})
+
+
+if __name__ == "__main__":
+    main()
