@@ -13,12 +13,15 @@ Per size, the median over ``--runs`` of the wall time of three fits, in this pro
 (numba compiles once per machine and caches): ``TSTE(p)``, the default ``RobustOrdinalEmbedding(p)`` (annotator
 stage included: the ids are there) and the same with ``annotators=None``; their ratio to t-STE; the held-out
 errors; what the default chose.  ``annotator stage`` is the default's time minus that of the fit without ids.
+Run with the cblearn environment, cblearn 0.4's ``TSTE(p)`` (one row per answer) is timed beside them on the
+sizes up to ``--cblearn-max`` (one run each: its t-STE takes minutes from 2·10^5 answers).
 
     python benchmarks/bench_annotators_scale.py --m 2e4 2e5 2e6 --p 2 10 --runs 3
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
 import warnings
 from pathlib import Path
@@ -49,12 +52,17 @@ def crowd(m: int, p: int, spam: float, seed: int, per_annotator: int = 50, n_tes
     return train, Comparisons(labelled_triplets(rng, X, n_test), n_objects=n)
 
 
-def fits(p: int, seed: int):
+def fits(p: int, seed: int, cblearn: bool = False):
     from roembed import TSTE, RobustOrdinalEmbedding
 
-    return {"tste": lambda: TSTE(p, random_state=seed),
-            "default": lambda: RobustOrdinalEmbedding(p, random_state=seed),
-            "no_ids": lambda: RobustOrdinalEmbedding(p, random_state=seed, annotators=None)}
+    makers = {"tste": lambda: TSTE(p, random_state=seed),
+              "default": lambda: RobustOrdinalEmbedding(p, random_state=seed),
+              "no_ids": lambda: RobustOrdinalEmbedding(p, random_state=seed, annotators=None)}
+    if cblearn:
+        import cblearn.embedding
+
+        makers["cblearn_tste"] = lambda: cblearn.embedding.TSTE(p, random_state=seed)
+    return makers
 
 
 def timed_fit(make, train):
@@ -62,27 +70,38 @@ def timed_fit(make, train):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
-        est.fit(train)
+        if est.__module__.startswith("cblearn"):
+            est.fit(train.triplets, n_objects=train.n_objects)
+        else:
+            est.fit(train)
     return time.perf_counter() - start, est
 
 
-def run_size(m: int, p: int, spam: float, runs: int) -> tuple[list[dict], dict]:
+def test_error(est, test) -> float:
+    if not est.__module__.startswith("cblearn"):
+        return 1.0 - est.score(test)
+    X, t = est.embedding_, test.triplets
+    return float(np.mean(((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) >= ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)))
+
+
+def run_size(m: int, p: int, spam: float, runs: int, cblearn: bool) -> tuple[list[dict], dict]:
     train, test = crowd(m, p, spam, seed=0)
     rows = []
     for run in range(runs):
         row = dict(m=m, n=train.n_objects, p=p, run=run)
-        for name, make in fits(p, seed=run).items():
+        for name, make in fits(p, seed=run, cblearn=cblearn and run == 0).items():
             row[f"{name}_s"], est = timed_fit(make, train)
-            row[f"{name}_error"] = 1.0 - est.score(test)
+            row[f"{name}_error"] = test_error(est, test)
             if name == "default":
                 chosen = est.chosen_params_
                 row["chosen"] = f"{chosen['loss']}/{chosen['weighting']}/refine={chosen['refine']}"
                 row["annotator_stage_ran"] = chosen["annotators"] is not None
         print(row, flush=True)
         rows.append(row)
-    med = {k: float(np.median([r[k] for r in rows])) for k in rows[0] if k.endswith(("_s", "_error"))}
+    med = {k: float(np.median([r[k] for r in rows if k in r])) for k in rows[0] if k.endswith(("_s", "_error"))}
     summary = dict(m=m, n=train.n_objects, p=p, runs=runs, **med,
                    default_over_tste=float(np.median([r["default_s"] / r["tste_s"] for r in rows])),
+                   default_over_cblearn_tste=med["default_s"] / med["cblearn_tste_s"] if "cblearn_tste_s" in med else None,
                    no_ids_over_tste=float(np.median([r["no_ids_s"] / r["tste_s"] for r in rows])),
                    annotator_stage_s=med["default_s"] - med["no_ids_s"],
                    chosen=rows[0]["chosen"], stage_ran=sum(r["annotator_stage_ran"] for r in rows))
@@ -95,8 +114,13 @@ def main(argv=None) -> None:
     parser.add_argument("--p", type=int, nargs="+", default=[2, 10])
     parser.add_argument("--spam", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cblearn-max", type=float, default=2e5,
+                        help="largest size on which cblearn's t-STE runs too, when cblearn is importable")
     parser.add_argument("--out", type=Path, default=HERE / "out/annotators_scale.json")
     args = parser.parse_args(argv)
+    with_cblearn = importlib.util.find_spec("cblearn") is not None
+    if not with_cblearn:
+        print("cblearn not importable: roembed's fits only (run with the cblearn environment for its t-STE)")
     for p in args.p:  # numba's compilation and the first thread pool are no fit's
         warm = crowd(3000, p, args.spam, seed=12345, n_test=10)[0]
         for make in fits(p, seed=0).values():
@@ -104,13 +128,14 @@ def main(argv=None) -> None:
     rows, summary = [], []
     for p in args.p:
         for m in args.m:
-            r, s = run_size(int(m), p, args.spam, args.runs)
+            r, s = run_size(int(m), p, args.spam, args.runs, with_cblearn and m <= args.cblearn_max)
             rows += r
             summary.append(s)
     finish(args.out, args, rows, summary, {
         "m": "", "n": "", "p": "", "tste_s": ".2f", "default_s": ".2f", "no_ids_s": ".2f", "annotator_stage_s": ".2f",
-        "default_over_tste": ".1f", "no_ids_over_tste": ".1f", "tste_error": ".4f", "default_error": ".4f",
-        "no_ids_error": ".4f", "chosen": "", "stage_ran": ""})
+        "default_over_tste": ".1f", "no_ids_over_tste": ".1f", "cblearn_tste_s": ".2f",
+        "default_over_cblearn_tste": ".2f", "tste_error": ".4f", "default_error": ".4f", "no_ids_error": ".4f",
+        "cblearn_tste_error": ".4f", "chosen": "", "stage_ran": ""})
 
 
 if __name__ == "__main__":
