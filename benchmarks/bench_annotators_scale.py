@@ -101,7 +101,8 @@ def run_size(m: int, p: int, spam: float, runs: int, cblearn: bool) -> tuple[lis
     med = {k: float(np.median([r[k] for r in rows if k in r])) for k in rows[0] if k.endswith(("_s", "_error"))}
     summary = dict(m=m, n=train.n_objects, p=p, runs=runs, **med,
                    default_over_tste=float(np.median([r["default_s"] / r["tste_s"] for r in rows])),
-                   default_over_cblearn_tste=med["default_s"] / med["cblearn_tste_s"] if "cblearn_tste_s" in med else None,
+                   default_over_cblearn_tste=(med["default_s"] / med["cblearn_tste_s"]
+                                              if "cblearn_tste_s" in med else None),
                    no_ids_over_tste=float(np.median([r["no_ids_s"] / r["tste_s"] for r in rows])),
                    annotator_stage_s=med["default_s"] - med["no_ids_s"],
                    chosen=rows[0]["chosen"], stage_ran=sum(r["annotator_stage_ran"] for r in rows))

@@ -510,7 +510,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         minimises (measured in docs/results.md, "Low dimensions": the worst case and the test error improve).
         ``restart_objectives_`` are those of the first restarts, whose random starts are on an equal footing
         (the chosen loss's first start is SOE's converged best), and a warning says when fewer than two of them
-        reach the best objective (within 1% of it plus ``SAME_OBJECTIVE``) while two or more converged to worse ones (:func:`restart_agreement`).
+        reach the best objective (within 1% of it plus ``SAME_OBJECTIVE``) while two or more converged to worse
+        ones (:func:`restart_agreement`).
     validation_fraction : float in (0, 1)
         Share of the queries held out (whole queries) to choose the ``"auto"`` parameters.
     annotators : "auto" or None
@@ -729,8 +730,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             reached, elsewhere = restart_agreement(values, state.restart_converged)
             if reached < 2 and elsewhere >= 2:
                 warn(f"{type(self).__name__}: only {reached} of {len(values)} starts reached the best "
-                     f"objective (within 1% + {SAME_OBJECTIVE:g}) and {elsewhere} converged to worse ones; the fit may be a "
-                     f"local minimum -- raise n_init", UserWarning)
+                     f"objective (within 1% + {SAME_OBJECTIVE:g}) and {elsewhere} converged to worse ones; "
+                     f"the fit may be a local minimum -- raise n_init", UserWarning)
         self.embedding_ = state.X
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
