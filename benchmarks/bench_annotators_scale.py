@@ -14,7 +14,7 @@ Per size, the median over ``--runs`` of the wall time of three fits, in this pro
 stage included: the ids are there) and the same with ``annotators=None``; their ratio to t-STE; the held-out
 errors; what the default chose.  ``annotator stage`` is the default's time minus that of the fit without ids.
 Run with the cblearn environment, cblearn 0.4's ``TSTE(p)`` (one row per answer) is timed beside them on the
-sizes up to ``--cblearn-max`` (one run each: its t-STE takes minutes from 2·10^5 answers).
+sizes up to ``--cblearn-max`` (one run each; at 2·10^5 answers it took 5 s at p = 2 and 22 s at p = 10).
 
     python benchmarks/bench_annotators_scale.py --m 2e4 2e5 2e6 --p 2 10 --runs 3
 """
