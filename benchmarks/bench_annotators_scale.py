@@ -77,7 +77,7 @@ def timed_fit(make, train):
     return time.perf_counter() - start, est
 
 
-def test_error(est, test) -> float:
+def held_out_error(est, test) -> float:
     if not est.__module__.startswith("cblearn"):
         return 1.0 - est.score(test)
     X, t = est.embedding_, test.triplets
@@ -91,7 +91,7 @@ def run_size(m: int, p: int, spam: float, runs: int, cblearn: bool) -> tuple[lis
         row = dict(m=m, n=train.n_objects, p=p, run=run)
         for name, make in fits(p, seed=run, cblearn=cblearn and run == 0).items():
             row[f"{name}_s"], est = timed_fit(make, train)
-            row[f"{name}_error"] = test_error(est, test)
+            row[f"{name}_error"] = held_out_error(est, test)
             if name == "default":
                 chosen = est.chosen_params_
                 row["chosen"] = f"{chosen['loss']}/{chosen['weighting']}/refine={chosen['refine']}"
