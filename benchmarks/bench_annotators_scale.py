@@ -39,8 +39,13 @@ import numpy as np
 
 from _results import finish, reset_peak, status_bytes
 from bench_scale import labelled_triplets
+from roembed.metrics import agreement
 
 HERE = Path(__file__).resolve().parent
+
+
+def n_objects(m: int) -> int:
+    return max(m // 100, 30)
 
 
 def crowd(m: int, p: int, spam: float, seed: int, per_annotator: int = 50, n_test: int = 100_000):
@@ -48,7 +53,7 @@ def crowd(m: int, p: int, spam: float, seed: int, per_annotator: int = 50, n_tes
     from roembed import Comparisons
 
     rng = np.random.RandomState(seed)
-    n = max(m // 100, 30)
+    n = n_objects(m)
     X = rng.standard_normal((n, p))
     truth = labelled_triplets(rng, X, m)  # (i, j, k): j is the closer
     gap = np.abs(((X[truth[:, 0]] - X[truth[:, 1]]) ** 2).sum(1) - ((X[truth[:, 0]] - X[truth[:, 2]]) ** 2).sum(1))
@@ -91,19 +96,12 @@ def timed_fit(make, train):
     return seconds, (max(status_bytes("VmHWM") - before, 0) if exact else None), est
 
 
-def held_out_error(est, test) -> float:
-    if not est.__module__.startswith("cblearn"):
-        return 1.0 - est.score(test)
-    X, t = est.embedding_, test.triplets
-    return float(np.mean(((X[t[:, 0]] - X[t[:, 1]]) ** 2).sum(1) >= ((X[t[:, 0]] - X[t[:, 2]]) ** 2).sum(1)))
-
-
 def measure(name: str, m: int, p: int, spam: float, seed: int, data=None) -> dict:
     """One fit of ``name`` (a key of :func:`fits`) with estimator seed ``seed``: its seconds, held-out error,
     bytes per answer added to the peak resident set, and for the default what it chose."""
     train, test = data or crowd(m, p, spam, seed=0)
     seconds, peak, est = timed_fit(fits(p, seed, cblearn=name.startswith("cblearn"))[name], train)
-    out = {f"{name}_s": seconds, f"{name}_error": held_out_error(est, test)}
+    out = {f"{name}_s": seconds, f"{name}_error": 1.0 - agreement(est.embedding_, test)}  # cblearn's too
     if peak is not None:
         out[f"{name}_bytes_per_answer"] = peak / m
     if name == "default":
@@ -130,7 +128,7 @@ def measure_in_child(name: str, m: int, p: int, spam: float, seed: int) -> dict:
 
 def run_size(m: int, p: int, spam: float, runs: int, cblearn: bool, fresh: bool) -> tuple[list[dict], dict]:
     data = None if fresh else crowd(m, p, spam, seed=0)
-    n = max(m // 100, 30)
+    n = n_objects(m)
     rows = []
     for run in range(runs):
         row = dict(m=m, n=n, p=p, run=run)
@@ -169,8 +167,8 @@ def main(argv=None) -> None:
     with_cblearn = importlib.util.find_spec("cblearn") is not None
     if not with_cblearn:
         print("cblearn not importable: roembed's fits only (run with the cblearn environment for its t-STE)")
-    for p in args.p:  # numba's compilation and the first thread pool are no fit's
-        warm = crowd(3000, p, args.spam, seed=12345, n_test=10)[0]
+    for p in [] if args.fresh_process else args.p:  # numba's compilation and the first thread pool are no fit's
+        warm = crowd(3000, p, args.spam, seed=12345, n_test=10)[0]  # (each child warms up its own fit)
         for make in fits(p, seed=0).values():
             timed_fit(make, warm)
     rows, summary = [], []
