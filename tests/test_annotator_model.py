@@ -190,6 +190,34 @@ def test_coordinated_inverters_need_the_crowd_start():
     assert crowd.objective_history[-1] < from_plain.objective_history[-1]
 
 
+@pytest.mark.parametrize("switched, runs", [((0,), True), ((12,), False)])
+def test_crowd_start_needs_a_share_of_the_answers(monkeypatch, switched, runs):
+    """fit_crowd's second start (annotators the crowd contradicts, started as inverting) runs only when they
+    give at least SWITCH_MIN_SHARE of the answers: annotator 0 gives 300 of 3,610, annotator 12 gives 10."""
+    import roembed.annotator_model as model
+
+    C, _ = coordinated_inverters(n_inverters=0)
+    extra = Comparisons(C.triplets[:10], n_objects=C.n_objects, annotator=np.full(10, 12))
+    C = Comparisons.concat([C, extra])
+    graph = C.aggregate()
+    share = {0: 300 / 3610, 12: 10 / 3610}[switched[0]]
+    assert (share >= model.SWITCH_MIN_SHARE) == runs
+    ids = np.unique(C.annotator)
+    monkeypatch.setattr(model, "crowd_reliability", lambda g, n_iter=200: np.where(np.isin(ids, switched), -1.0, 1.0))
+    starts = []
+    real = model.fit_annotator_types
+
+    def counted(*args, **kwargs):
+        starts.append(kwargs.get("initial_posterior") is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model, "fit_annotator_types", counted)
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((C.n_objects, 2))
+    crowd = model.fit_crowd(graph, TStudent(alpha=1.0), X0)
+    assert starts == [False, True] if runs else starts == [False]
+    assert (crowd.posterior["follows"] > 0.9).all()  # every annotator is honest: the kept start says so
+
+
 def test_position_bias_finds_lazy_workers():
     rng = np.random.default_rng(0)
     honest = rng.integers(0, 3, size=(30, 40))  # 30 workers, 40 answers each, positions at chance
