@@ -214,7 +214,7 @@ def test_crowd_start_needs_a_share_of_the_answers(monkeypatch, switched, runs):
     monkeypatch.setattr(model, "fit_annotator_types", counted)
     X0 = 0.1 * np.random.default_rng(0).standard_normal((C.n_objects, 2))
     crowd = model.fit_crowd(graph, TStudent(alpha=1.0), X0)
-    assert starts == [False, True] if runs else starts == [False]
+    assert starts == ([False, True] if runs else [False])
     assert (crowd.posterior["follows"] > 0.9).all()  # every annotator is honest: the kept start says so
 
 
