@@ -431,8 +431,8 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
        they give less than ``SWITCH_MIN_SHARE`` (5%) of the response weight: so few answers cannot bend
        the plain fit toward them, and the ``rho`` of annotators who share few queries with the others is
        noise around 0.  In the random-triplet crowds of ``benchmarks/bench_annotators_scale.py``
-       (2*10^5 answers, 4,000 annotators) 4-8 annotators were switched, 0.1-0.2% of the answers, and the
-       second EM took as long as the first to end within 4e-5 of its ``J``.  On THINGS (exploration
+       (2*10^5 answers, 4,000 annotators) 4-8 annotators had ``rho < 0``, with 0.1-0.2% of the answers, and
+       the second EM took as long as the first to end within 4e-5 of its ``J``.  On THINGS (exploration
        draws 101-103, every cell of the benchmark) only the 25% inverter cells switched anyone.
        (Starting from ``rho`` itself was tried: there ``J`` preferred an embedding bent to fit a third
        of the random fakes.)
