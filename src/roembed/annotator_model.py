@@ -113,6 +113,19 @@ def likelihood_loss(loss: Loss, n_components: int) -> Logistic:
     return TStudent(alpha=float(max(n_components - 1, 1)))
 
 
+def annotator_index(comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, who)``: the distinct annotator ids, sorted, and each response's position among them."""
+    ids, who = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
+    return ids, who.reshape(-1)
+
+
+def switched_share(graph: ComparisonGraph, switched: np.ndarray) -> float:
+    """The share of the response weight given by the annotators ``switched`` marks (one flag per sorted id)."""
+    _, who = annotator_index(graph.comparisons)
+    w = np.asarray(graph.comparisons.weight, dtype=np.float64)
+    return float(w[switched[who]].sum() / w.sum())
+
+
 @dataclass
 class AnnotatorTypes:
     """What :func:`fit_annotator_types` returns.
@@ -141,8 +154,7 @@ class _TypeModel:
     def __init__(self, graph: ComparisonGraph, loss: Logistic, alpha: float, prior_counts, gold):
         responses = graph.comparisons
         self.graph, self.loss, self.alpha = graph, loss, float(alpha)
-        self.ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
-        self.who = who.reshape(-1)
+        self.ids, self.who = annotator_index(responses)
         self.w = np.asarray(responses.weight, dtype=np.float64)
         self.total = float(self.w.sum())
         self.edge = np.asarray(graph.response_edge)
@@ -324,8 +336,7 @@ def crowd_reliability(graph: ComparisonGraph, n_iter: int = 200) -> np.ndarray:
     from scipy.sparse import csr_matrix
 
     responses = graph.comparisons
-    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
-    who = who.reshape(-1)
+    ids, who = annotator_index(responses)
     edge = np.asarray(graph.response_edge)
     query = np.asarray(graph.edge_query)[edge]
     sign = np.where(edge == query, 1.0, -1.0) * np.asarray(responses.weight, float)
@@ -389,8 +400,7 @@ def heterogeneity_test(graph: ComparisonGraph, X) -> Heterogeneity:
     from .metrics import satisfied
 
     responses = graph.comparisons
-    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
-    who = who.reshape(-1)
+    ids, who = annotator_index(responses)
     w = np.asarray(responses.weight, dtype=np.float64)
     agree = satisfied(X, responses).astype(np.float64)
     n = np.bincount(who, weights=w, minlength=len(ids))
@@ -442,9 +452,7 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     n_iter = result.n_iter + best.n_iter
     q0 = best.posterior[list(TYPES)].to_numpy().copy()
     switch = (crowd_reliability(graph) < 0) & (q0[:, 0] > 0.5)
-    who = np.unique(np.asarray(graph.comparisons.annotator), return_inverse=True)[1].reshape(-1)
-    weight = np.asarray(graph.comparisons.weight, dtype=np.float64)
-    if switch.any() and weight[switch[who]].sum() >= SWITCH_MIN_SHARE * weight.sum():
+    if switch.any() and switched_share(graph, switch) >= SWITCH_MIN_SHARE:
         q0[switch] = (0.0, 1.0, 0.0)
         other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, initial_posterior=q0, **em)
         n_iter += other.n_iter
@@ -454,5 +462,5 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     return best
 
 
-__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "crowd_reliability", "fit_annotator_types", "fit_crowd",
-           "heterogeneity_test", "likelihood_loss", "plain_likelihood_fit", "TYPES"]
+__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "annotator_index", "crowd_reliability",
+           "fit_annotator_types", "fit_crowd", "heterogeneity_test", "likelihood_loss", "plain_likelihood_fit", "TYPES"]

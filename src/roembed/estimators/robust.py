@@ -111,7 +111,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .._warn import warn
-from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
+from ..annotator_model import (HETEROGENEITY_P, annotator_index, fit_crowd, heterogeneity_test, likelihood_loss,
+                               plain_likelihood_fit)
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import DataWarning
 from ..data.validation import InvalidComparisonsError
@@ -863,7 +864,7 @@ def tuned_params(fitted) -> dict:
 def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
     """The graph of the responses re-weighted by their annotator's probability of following,
     :math:`w_r q_{a(r), follows}` (``posterior``: one row per annotator id, sorted, with ``follows``)."""
-    who = np.unique(np.asarray(graph.comparisons.annotator), return_inverse=True)[1].reshape(-1)
+    _, who = annotator_index(graph.comparisons)
     follows = posterior["follows"].to_numpy(dtype=np.float64)
     return graph.comparisons.with_weight(graph.comparisons.weight * follows[who]).aggregate()
 
