@@ -129,6 +129,8 @@ CASES = [
      ("warning", ["1 of 8 objects appear in no comparison"])),
     ("mostly unused ids", {"v.csv": huge_ids()}, ["--method", "soe"], ("warning", ["only 10 of the 1000000"])),
     ("extreme weights", {"v.csv": extreme_weights()}, ["--method", "soe"], ("warning", ["extreme weights"])),
+    ("fewer queries than free coordinates", {"v.csv": csv(triplets(range(8), step=14))}, ["--method", "soe"],
+     ("warning", ["12 distinct queries for 8 objects in 2 dimensions: fewer than the 13 coordinates"])),
     ("iteration limit", {"v.csv": GOOD}, ["--method", "soe", "--max-iter", "1"], ("warning", ["--max-iter"])),
     ("gold without annotator ids", {"v.csv": csv(triplets(range(6)), "anchor,closer,farther,gold",
                                                  extra=lambda n: "1" if n % 4 == 0 else "")}, [],

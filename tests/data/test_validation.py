@@ -91,3 +91,61 @@ def test_pure_contradiction_is_found_with_and_without_the_shortcut(rows, weights
     graph = comparisons.aggregate()
     assert _pure_contradiction(graph) is pure
     assert any("pure contradiction" in p for p in data_problems(graph)) is pure
+
+
+def margin_jacobian(X, quadruplets):
+    """Rows: the gradient in ``X`` of each query's margin ``|x_l - x_k|^2 - |x_i - x_j|^2``."""
+    J = np.zeros((len(quadruplets),) + X.shape)
+    for row, (i, j, l, k) in enumerate(quadruplets):
+        J[row, i] -= 2 * (X[i] - X[j])
+        J[row, j] += 2 * (X[i] - X[j])
+        J[row, l] += 2 * (X[l] - X[k])
+        J[row, k] -= 2 * (X[l] - X[k])
+    return J.reshape(len(quadruplets), -1)
+
+
+@pytest.mark.parametrize("n, p, free", [(3, 2, 3), (4, 3, 6), (30, 1, 29), (100, 10, 945)])
+def test_free_coordinates_known_answers(n, p, free):
+    """A triangle has three side lengths, a tetrahedron six edges, points on a line n - 1 gaps."""
+    from roembed.data.diagnostics import free_coordinates
+
+    assert free_coordinates(n, p) == free
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_free_coordinates_are_what_every_margin_together_fixes(p):
+    """With every triplet query, the only motions that change no margin (to first order) are shifts and
+    rotations: n p minus their number is free_coordinates (a change of scale moves every margin)."""
+    from roembed.data.diagnostics import free_coordinates
+
+    n = 7
+    X = np.random.RandomState(p).standard_normal((n, p))
+    every = [(a, b, a, c) for a in range(n) for b in range(n) for c in range(n) if len({a, b, c}) == 3 and b < c]
+    rank = np.linalg.matrix_rank(margin_jacobian(X, every))
+    assert rank == free_coordinates(n, p)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_fewer_queries_than_free_coordinates_are_warned(p):
+    """With one query fewer than free_coordinates (m margins cannot fix more than m coordinates) data_problems
+    says so, naming the counts; with exactly free_coordinates queries it says nothing."""
+    from roembed.data.diagnostics import data_problems, free_coordinates
+
+    n, rng = 8, np.random.RandomState(10 + p)
+    free = free_coordinates(n, p)
+    every = [(a, b, a, c) for a in range(n) for b in range(n) for c in range(n) if len({a, b, c}) == 3 and b < c]
+    while True:  # the first free - 1 queries use every object (else another warning speaks first)
+        chosen = [every[r] for r in rng.permutation(len(every))[:free]]
+        if len(np.unique(np.array(chosen[:-1]))) == n:
+            break
+    for m in (free - 1, free):
+        problems = data_problems(Comparisons(np.array(chosen[:m]), n_objects=n).aggregate(), n_components=p)
+        loose = [s for s in problems if "distinct queries" in s]
+        if m < free:
+            assert loose == [f"{m} distinct queries for {n} objects in {p} dimensions: fewer than the {free} "
+                             "coordinates that shift and rotation leave free, so the comparisons cannot pin the map "
+                             "down (some changes of shape move no query's margin); use fewer dimensions or more "
+                             "comparisons; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) shows how "
+                             "loose it is"]
+        else:
+            assert problems == []

@@ -12,6 +12,12 @@ means less than it looks.  The decisions (documented in ``docs/cli.md``):
   Warned with the group sizes; ``roembed fit`` writes each object's ``group``.
 * **dimension >= number of objects**: ``n`` points fit in ``n - 1`` dimensions;
   more dimensions are not identifiable.  Warned (``roembed fit`` refuses).
+* **fewer queries than free coordinates**: ``n`` points in ``p`` dimensions have
+  ``F = n p - p (p + 1) / 2`` coordinates that shift and rotation leave free.  Each query (both
+  directions of a comparison) sees one difference of distances, so with ``m < F`` queries the map
+  can change shape in at least ``F - m`` directions without changing any query's margin (to first
+  order; a change of scale changes them all): even exact margins could not pin it down, let
+  alone their signs.  Warned.
 * **pure contradiction**: every comparison answered both ways with equal total
   weight carries no order; the embedding is arbitrary (error 0.5).  Warned.
 * **extreme weights**: when one response outweighs the others by a factor of a
@@ -26,7 +32,8 @@ from .._kernels import component_roots
 from .._warn import warn
 from .comparisons import ComparisonGraph, Comparisons
 
-__all__ = ["DataWarning", "object_groups", "data_problems", "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
+__all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", "warn_data_problems",
+           "EXTREME_WEIGHT_RATIO"]
 
 #: largest / median positive weight from which the weights are called extreme
 EXTREME_WEIGHT_RATIO = 1e6
@@ -50,6 +57,13 @@ def object_groups(comparisons: Comparisons) -> np.ndarray:
     rank = np.full(labels.max() + 2, -1)
     rank[ids[np.argsort(-sizes, kind="stable")]] = np.arange(len(ids))
     return np.where(used, rank[labels], -1)
+
+
+def free_coordinates(n_objects: int, n_components: int) -> int:
+    """``n p - p (p + 1) / 2``: the coordinates of ``n`` points in ``p`` dimensions that shift (``p``) and
+    rotation (``p (p - 1) / 2``) leave free, scale included; the fewest queries whose margins can fix a shape."""
+    p = n_components
+    return n_objects * p - p * (p + 1) // 2
 
 
 def _examples(values, k: int = 5) -> str:
@@ -92,6 +106,12 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
     if n_components is not None and n_components >= len(used):
         problems.append(f"{n_components} dimensions for {len(used)} objects with comparisons: "
                         f"{len(used)} points fit in {max(len(used) - 1, 1)} dimensions, the rest are arbitrary")
+    elif n_components is not None and graph.n_queries < (free := free_coordinates(len(used), n_components)):
+        problems.append(f"{graph.n_queries} distinct queries for {len(used)} objects in {n_components} dimensions: "
+                        f"fewer than the {free} coordinates that shift and rotation leave free, so the comparisons "
+                        "cannot pin the map down (some changes of shape move no query's margin); use fewer "
+                        "dimensions or more comparisons; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) "
+                        "shows how loose it is")
     if graph.votes.sum() > 0 and _pure_contradiction(graph):
         problems.append("every comparison was answered both ways with equal weight (pure contradiction): "
                         "the data hold no order and the embedding is arbitrary")
