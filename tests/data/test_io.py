@@ -114,6 +114,8 @@ BAD_FILES = [
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
     ("", {}, "no comparisons: the file is empty"),
     ("anchor,nearer,farther\n0,1,2\n", {}, "unknown columns ['anchor', 'nearer', 'farther']"),
+    ("query,similar,dissimilar\n0,1,2\n", {}, "to read a file whose columns have other names, rename them, e.g. "
+     "roembed fit --columns query=anchor,similar=closer,dissimilar=farther (columns={...} in Python)"),
     (",".join(f"c{k}" for k in range(20)) + "\n" + ",".join("0" * 20) + "\n", {},
      "unknown columns ['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8', 'c9', 'c10', 'c11', '... 20 in all']"),
     ("HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\nh,w,0,1,2,1\n", {},
@@ -193,3 +195,17 @@ def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):
     assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names is None
     with pytest.raises(FileNotFoundError):
         read_comparisons(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("query,similar,dissimilar\n0,1,2\n", "rename them"),
+    ("0,1,2,w7\n1,2,3,w8\n", "the first line looks like data"),  # string annotator ids: taken for a header
+    ("HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\nh,w,0,1,2,1\n", "Mechanical Turk"),
+])
+def test_unknown_columns_get_one_hint(tmp_path, text, hint):
+    """An unknown header gets the hint that fits it, and only that one: renaming for named columns, naming
+    for a headerless file, the roles for a Mechanical Turk batch."""
+    with pytest.raises(InvalidComparisonsError) as info:
+        read_comparisons(_write(tmp_path, text))
+    hints = ("rename them", "the first line looks like data", "Mechanical Turk")
+    assert [h for h in hints if h in str(info.value)] == [hint]

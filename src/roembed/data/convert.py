@@ -264,6 +264,9 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
         + (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed fit "
            "--columns Input.head=head,Input.left=left,Input.right=right,Answer.choice=winner (columns={...} in "
            "Python)" if mturk else "")
+        + ("; to read a file whose columns have other names, rename them, e.g. roembed fit --columns "
+           "query=anchor,similar=closer,dissimilar=farther (columns={...} in Python)"
+           if not looks_like_data and not mturk else "")
     )
 
 
