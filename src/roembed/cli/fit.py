@@ -156,8 +156,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
                    "(1, 2, 3, as in THINGS' exports).")
 @click.option("--index-base", type=click.Choice(["0", "1"]), default="0", show_default=True,
               help="The first object index's number in the file: 0, or 1 (MATLAB, THINGS); embedding.csv keeps the "
-                   "file's numbers (also the names, without --names; i, j, l, k in comparisons.csv and outliers.csv "
-                   "are rows of embedding.csv, from 0), and --names gives the names of objects 1, 2, ... in order.")
+                   "file's numbers (as the names too, when there is no --names; i, j, l, k in comparisons.csv and "
+                   "outliers.csv are rows of embedding.csv, counted from 0), and --names gives the names of objects "
+                   "1, 2, ... in order.")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column with distinct names gives them "
                    "(in the order of its index0 column, if any).")
