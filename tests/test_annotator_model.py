@@ -200,9 +200,11 @@ def test_crowd_start_needs_a_share_of_the_answers(monkeypatch, switched, runs):
     extra = Comparisons(C.triplets[:10], n_objects=C.n_objects, annotator=np.full(10, 12))
     C = Comparisons.concat([C, extra])
     graph = C.aggregate()
+    assert len(C) == 3610 and np.count_nonzero(C.annotator == 0) == 300
     share = {0: 300 / 3610, 12: 10 / 3610}[switched[0]]
     assert (share >= model.SWITCH_MIN_SHARE) == runs
     ids = np.unique(C.annotator)
+    assert model.switched_share(graph, np.isin(ids, switched)) == pytest.approx(share)
     monkeypatch.setattr(model, "crowd_reliability", lambda g, n_iter=200: np.where(np.isin(ids, switched), -1.0, 1.0))
     starts = []
     real = model.fit_annotator_types
