@@ -431,3 +431,80 @@ def test_fits_without_evidence_of_contamination_are_not_refined():
     assert gated.tuning_results_ == unrefined and gated.chosen_params_["refine"] is None
     assert any(r["refine"] is not None for r in ungated.tuning_results_)  # the gate is what removed them
     assert ungated.tuning_results_[:len(unrefined)] == unrefined
+
+
+def _distinct_queries(n_objects, n_queries, seed):
+    """``n_queries`` triplets over ``n_objects`` with no query (anchor, unordered pair) twice."""
+    rng = np.random.default_rng(seed)
+    every = np.array([(i, j, k) for i in range(n_objects) for j in range(n_objects) for k in range(j + 1, n_objects)
+                      if i != j and i != k])
+    return Comparisons(rng.permutation(every)[:n_queries], n_objects=n_objects)
+
+
+def test_ridged_candidates_are_offered_exactly_where_the_queries_cannot_pin_the_map_down():
+    from roembed.data.diagnostics import free_coordinates
+
+    est = RobustOrdinalEmbedding(2)
+    free = free_coordinates(20, 2)  # 37
+    below, at = _distinct_queries(20, free - 1, 0).aggregate(), _distinct_queries(20, free, 0).aggregate()
+    assert (below.n_queries, at.n_queries) == (free - 1, free)
+    assert est._ridged_candidates(below) == robust.RIDGED_CANDIDATES == (("ckl", 1e-4), ("tste", 1e-5))
+    assert est._ridged_candidates(at) == ()
+    # an explicit loss, weighting or ridge is the user's choice: nothing is added
+    for explicit in (dict(loss="soe"), dict(weighting="net"), dict(alpha=1e-4)):
+        assert RobustOrdinalEmbedding(2, **explicit)._ridged_candidates(below) == ()
+    # in one dimension the same queries leave fewer coordinates free (19): the map is pinned down
+    assert RobustOrdinalEmbedding(1)._ridged_candidates(below) == ()
+
+
+def test_ridged_candidates_run_on_every_vote_also_where_vote_is_no_weighting_of_its_own():
+    once = _distinct_queries(40, 70, 1)  # every query answered once: vote, net and majority give equal weights
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(once).tuning_results_
+    assert {r["weighting"] for r in results if r["alpha"] == "auto"} == {"net"}
+    assert [(r["loss"], r["weighting"], r["alpha"]) for r in results if r["alpha"] != "auto"] == [
+        ("ckl", "vote", 1e-4), ("tste", "vote", 1e-5)]
+
+
+@pytest.fixture(scope="module")
+def underdetermined():
+    """40 points in 2-d, 70 queries with 2-4 votes each: fewer than the 77 free coordinates."""
+    return make_synthetic(n_objects=40, dim=2, n_train=70, n_validation=10, n_test=10, votes=(2, 4), rate=0.1,
+                          model="vote", random_state=2)
+
+
+def test_a_chosen_ridged_candidate_is_refitted_with_its_own_ridge(underdetermined):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
+        ridged = [r for r in fitted.tuning_results_ if r["alpha"] != "auto"]
+        assert [(r["loss"], r["weighting"], r["alpha"]) for r in ridged] == [("ckl", "vote", 1e-4),
+                                                                            ("tste", "vote", 1e-5)]
+        best = max(fitted.tuning_results_, key=lambda r: r["score"])
+        assert best["loss"] == "ckl"  # measured: held-out agreement 0.667 against 0.590 for the best SOE
+        c = fitted.chosen_params_
+        assert (c["loss"], c["weighting"], c["alpha"]) == ("ckl", "vote", 1e-4)  # not scaled: the user's value
+        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None, random_state=0,
+                                          n_init=1).fit(underdetermined.train)
+    np.testing.assert_allclose(explicit.embedding_, fitted.embedding_)
+    assert robust.tuned_params(fitted) == dict(loss="ckl", weighting="vote", refine=None, alpha=1e-4)
+
+
+def test_the_refit_uses_the_ridge_the_winning_candidate_was_tuned_with(underdetermined, monkeypatch):
+    # at 40 objects CKL's own "auto" ridge is also 1e-4: another value shows which one the refit reads
+    monkeypatch.setattr(robust, "RIDGED_CANDIDATES", (("ckl", 3e-4), ("tste", 1e-5)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
+    best = max(fitted.tuning_results_, key=lambda r: r["score"])
+    assert (best["loss"], best["alpha"]) == ("ckl", 3e-4)
+    assert fitted.chosen_params_["alpha"] == 3e-4
+    _, _, alpha = fitted._fitted_objective()
+    assert alpha == 3e-4
+
+
+def test_data_that_pin_the_map_down_get_no_ridged_candidates(majority, fitted):
+    assert majority.train.aggregate().n_queries > 1000 > 77
+    assert all(r["alpha"] == "auto" for r in fitted.tuning_results_)
+    assert fitted.chosen_params_["alpha"] in (robust.AUTO_ALPHA["squared_hinge"], robust.AUTO_ALPHA["tstudent"])
