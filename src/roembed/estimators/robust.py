@@ -533,7 +533,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
-    (the parameters used, "auto" resolved), ``tuning_results_`` (each candidate tried with its validation
+    (the parameters used, "auto" resolved), ``tuning_results_`` (each candidate tried: its ``loss``,
+    ``weighting``, ``alpha`` (``"auto"`` or a ridged candidate's own), ``refine`` and ``refine_alpha``, its validation
     score, ``given_up``, true for a refinement stopped as hopeless, and ``outlier_share``, the share of the
     loss weight with an outlier shift in the robust fit, for a refinement that of the fit it started from;
     empty when nothing was tuned) and
