@@ -484,7 +484,7 @@ def test_a_chosen_ridged_candidate_is_refitted_with_its_own_ridge(underdetermine
         best = max(fitted.tuning_results_, key=lambda r: r["score"])
         assert best["loss"] == "ckl"  # measured: held-out agreement 0.667 against 0.590 for the best SOE
         c = fitted.chosen_params_
-        assert (c["loss"], c["weighting"], c["alpha"]) == ("ckl", "vote", 1e-4)  # not scaled: the user's value
+        assert (c["loss"], c["weighting"], c["alpha"]) == ("ckl", "vote", 1e-4)  # the candidate's own ridge
         explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None, random_state=0,
                                           n_init=1).fit(underdetermined.train)
     np.testing.assert_allclose(explicit.embedding_, fitted.embedding_)
