@@ -32,8 +32,8 @@ from .._kernels import component_roots
 from .._warn import warn
 from .comparisons import ComparisonGraph, Comparisons
 
-__all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", "warn_data_problems",
-           "EXTREME_WEIGHT_RATIO"]
+__all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", "too_few_queries",
+           "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
 
 #: largest / median positive weight from which the weights are called extreme
 EXTREME_WEIGHT_RATIO = 1e6
@@ -64,6 +64,13 @@ def free_coordinates(n_objects: int, n_components: int) -> int:
     rotation (``p (p - 1) / 2``) leave free, scale included; the fewest queries whose margins can fix a shape."""
     p = n_components
     return n_objects * p - p * (p + 1) // 2
+
+
+def too_few_queries(graph: ComparisonGraph, n_components: int) -> bool:
+    """Whether ``graph`` has fewer distinct queries than the :func:`free_coordinates` of its objects with
+    comparisons in ``n_components`` dimensions: the comparisons cannot pin the map down (warned by
+    :func:`data_problems`; the self-tuning default then adds ridged candidates)."""
+    return graph.n_queries < free_coordinates(len(graph.comparisons.used_objects), n_components)
 
 
 def _examples(values, k: int = 5) -> str:
@@ -106,7 +113,8 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
     if n_components is not None and n_components >= len(used):
         problems.append(f"{n_components} dimensions for {len(used)} objects with comparisons: "
                         f"{len(used)} points fit in {max(len(used) - 1, 1)} dimensions, the rest are arbitrary")
-    elif n_components is not None and graph.n_queries < (free := free_coordinates(len(used), n_components)):
+    elif n_components is not None and too_few_queries(graph, n_components):
+        free = free_coordinates(len(used), n_components)
         problems.append(f"{graph.n_queries} distinct queries for {len(used)} objects in {n_components} dimensions: "
                         f"fewer than the {free} coordinates that shift and rotation leave free, so the comparisons "
                         "cannot pin the map down (some changes of shape move no query's margin); use fewer "

@@ -116,7 +116,7 @@ from .._warn import warn
 from ..annotator_model import (HETEROGENEITY_P, annotator_index, fit_crowd, heterogeneity_test, likelihood_loss,
                                plain_likelihood_fit)
 from ..data import ComparisonGraph, as_comparisons
-from ..data.diagnostics import DataWarning, free_coordinates
+from ..data.diagnostics import DataWarning, too_few_queries
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss, robust_penalty
 from ..metrics import edge_agreement, weighted_median
@@ -709,7 +709,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """``RIDGED_CANDIDATES`` (CKL with its own default ridge 1e-4, t-STE with 1e-5; both on ``vote``, also
         where ``vote`` gives the same loss weights as another weighting and is not a candidate of its own)
         when the comparisons cannot pin the map down: fewer distinct queries than the coordinates that shift and
-        rotation leave free (:func:`roembed.data.diagnostics.free_coordinates`; ``fit`` warns then).  There
+        rotation leave free (:func:`roembed.data.diagnostics.too_few_queries`; ``fit`` warns then).  There
         flat directions remain that only a prior fixes, and the default's own ridges (1e-9 for t-STE, 3e-6 for
         SOE, times ``100 / n``) barely do.  Only with ``loss``, ``weighting`` and ``alpha`` all ``"auto"``;
         otherwise, and on data that do pin the map down, nothing is added.
@@ -721,8 +721,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         cannot pin the map down")."""
         if not (_is_auto(self.loss) and _is_auto(self.weighting) and _is_auto(self.alpha)):
             return ()
-        n_used = len(graph.comparisons.used_objects)
-        return RIDGED_CANDIDATES if graph.n_queries < free_coordinates(n_used, self.n_components) else ()
+        return RIDGED_CANDIDATES if too_few_queries(graph, self.n_components) else ()
 
     def _annotator_stage(self, graph: ComparisonGraph):
         """``(graph, annotator_types, n_iter, heterogeneity p-value, gold error)``: with annotator ids (and
