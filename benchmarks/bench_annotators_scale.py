@@ -1,6 +1,6 @@
 """Issue 17's time target as a crowd grows: the default fit with annotator ids against a plain t-STE fit.
 
-On THINGS (``bench_annotators_real.py``) the default takes 46-87 times a plain roembed t-STE fit, which takes
+On THINGS (``bench_annotators_real.py``) the default takes 12-22 times a plain roembed t-STE fit, which takes
 about 0.03 s there.  This script asks what the ratio is when the data, not the fixed costs, dominate.
 
 Data (seed 0 for each size; nothing here was tuned): ``n = m / 100`` objects drawn from ``N(0, I_p)``; ``m``

@@ -89,3 +89,19 @@ def test_the_choice_line_says_why_no_refinement_was_tried():
     tried = SimpleNamespace(refine="auto", chosen_params_=chosen,
                             tuning_results_=rows + [dict(rows[0], refine=2.0, score=0.5)])
     assert "not tried" not in describe_choice(tried)
+
+
+def test_the_choice_line_says_why_nothing_was_tuned_on_loose_data(underdetermined):
+    import warnings
+
+    from roembed import RobustOrdinalEmbedding
+    from roembed.cli._report import describe_choice
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loose = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
+        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None,
+                                          random_state=0, n_init=1).fit(underdetermined.train)
+    assert "chose loss ckl, weighting vote, refinement none, ridge 0.0001" in describe_choice(loose)
+    assert "(no tuning: too few queries to pin the map down)" in describe_choice(loose)
+    assert "(no tuning)" in describe_choice(explicit)  # the user's choice: nothing to explain

@@ -350,10 +350,11 @@ def test_restarts_that_disagree_raise_a_warning():
 
 def test_no_restart_warning_when_every_start_fits_perfectly():
     """Four triplets over four objects: every start satisfies all of them; the objectives end near zero and differ
-    by more than 1% of each other, which is not a worse local minimum."""
+    by more than 1% of each other, which is not a worse local minimum.  SOE set explicitly: too few queries for
+    the free coordinates, the default would fit CKL, whose ridge gives every start the same minimum."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = RobustOrdinalEmbedding(2, random_state=0).fit([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 3, 1]])
+        est = RobustOrdinalEmbedding(2, loss="soe", random_state=0).fit([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 3, 1]])
     assert est.restart_objectives_.max() > 1.01 * est.restart_objectives_.min()  # the old rule's disagreement
     assert not [w for w in caught if "starts reached" in str(w.message)]
     assert est.score([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 3, 1]]) == 1.0
@@ -441,70 +442,74 @@ def _distinct_queries(n_objects, n_queries, seed):
     return Comparisons(rng.permutation(every)[:n_queries], n_objects=n_objects)
 
 
-def test_ridged_candidates_are_offered_exactly_where_the_queries_cannot_pin_the_map_down():
+def test_the_loose_choice_is_made_exactly_where_the_queries_cannot_pin_the_map_down():
     from roembed.data.diagnostics import free_coordinates
 
     est = RobustOrdinalEmbedding(2)
     free = free_coordinates(20, 2)  # 37
     below, at = _distinct_queries(20, free - 1, 0).aggregate(), _distinct_queries(20, free, 0).aggregate()
     assert (below.n_queries, at.n_queries) == (free - 1, free)
-    assert est._ridged_candidates(below) == robust.RIDGED_CANDIDATES == (("ckl", 1e-4), ("tste", 1e-5))
-    assert est._ridged_candidates(at) == ()
-    # an explicit loss, weighting or ridge is the user's choice: nothing is added
+    assert est._loose(below) and not est._loose(at)
+    assert est._candidate_lists(below) == (["ckl"], ["vote"], [(None, None)], 1e-4)
+    losses, weightings, refines, alpha = est._candidate_lists(at)
+    assert (losses, alpha, len(refines)) == (list(robust.AUTO_LOSSES), "auto", 1 + len(robust.AUTO_REFINES))
+    # an explicit loss, weighting or ridge is the user's choice: tuned as asked
     for explicit in (dict(loss="soe"), dict(weighting="net"), dict(alpha=1e-4)):
-        assert RobustOrdinalEmbedding(2, **explicit)._ridged_candidates(below) == ()
+        assert not RobustOrdinalEmbedding(2, **explicit)._loose(below)
+    # an explicit refinement is kept
+    assert RobustOrdinalEmbedding(2, refine=2.0)._candidate_lists(below)[2] == [(2.0, "auto")]
     # in one dimension the same queries leave fewer coordinates free (19): the map is pinned down
-    assert RobustOrdinalEmbedding(1)._ridged_candidates(below) == ()
+    assert not RobustOrdinalEmbedding(1)._loose(below)
 
 
-def test_ridged_candidates_run_on_every_vote_also_where_vote_is_no_weighting_of_its_own():
-    once = _distinct_queries(40, 70, 1)  # every query answered once: vote, net and majority give equal weights
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(once).tuning_results_
-    assert {r["weighting"] for r in results if r["alpha"] == "auto"} == {"net"}
-    assert [(r["loss"], r["weighting"], r["alpha"]) for r in results if r["alpha"] != "auto"] == [
-        ("ckl", "vote", 1e-4), ("tste", "vote", 1e-5)]
+def test_too_few_queries_counts_queries_not_edges():
+    from roembed.data.diagnostics import too_few_queries
+
+    # 20 queries answered both ways are 40 edges: still 20 queries, below the 37 free coordinates
+    one_way = _distinct_queries(20, 20, 3)
+    both_ways = np.concatenate([one_way.triplets, one_way.triplets[:, [0, 2, 1]]])
+    graph = Comparisons(both_ways, n_objects=20).aggregate()
+    assert (len(graph), graph.n_queries) == (40, 20)
+    assert too_few_queries(graph, 2)
+    # 40 edges of 40 distinct queries are fewer than twice the free coordinates, but not fewer than them
+    assert not too_few_queries(_distinct_queries(20, 40, 3).aggregate(), 2)
 
 
-@pytest.fixture(scope="module")
-def underdetermined():
-    """40 points in 2-d, 70 queries with 2-4 votes each: fewer than the 77 free coordinates."""
-    return make_synthetic(n_objects=40, dim=2, n_train=70, n_validation=10, n_test=10, votes=(2, 4), rate=0.1,
-                          model="vote", random_state=2)
-
-
-def test_a_chosen_ridged_candidate_is_refitted_with_its_own_ridge(underdetermined):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
-        ridged = [r for r in fitted.tuning_results_ if r["alpha"] != "auto"]
-        assert [(r["loss"], r["weighting"], r["alpha"]) for r in ridged] == [("ckl", "vote", 1e-4),
-                                                                            ("tste", "vote", 1e-5)]
-        best = max(fitted.tuning_results_, key=lambda r: r["score"])
-        assert best["loss"] == "ckl"  # measured: held-out agreement 0.667 against 0.590 for the best SOE
-        c = fitted.chosen_params_
-        assert (c["loss"], c["weighting"], c["alpha"]) == ("ckl", "vote", 1e-4)  # the candidate's own ridge
-        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None, random_state=0,
-                                          n_init=1).fit(underdetermined.train)
-    np.testing.assert_allclose(explicit.embedding_, fitted.embedding_)
+def test_where_the_map_cannot_be_pinned_down_nothing_is_tuned_and_the_fit_is_ckl(underdetermined):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = RobustOrdinalEmbedding(2, random_state=0).fit(underdetermined.train)
+    assert [w for w in caught if "cannot pin the map down" in str(w.message)]  # the data warning stays
+    assert fitted.tuning_results_ == []
+    c = fitted.chosen_params_
+    assert (c["loss"], c["weighting"], c["alpha"], c["refine"], c["too_few_queries"]) == ("ckl", "vote", 1e-4, None,
+                                                                                         True)
     assert robust.tuned_params(fitted) == dict(loss="ckl", weighting="vote", refine=None, alpha=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # the same fit as asked for explicitly, restarts included: the default's restarts are CKL's own
+        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None,
+                                          random_state=0).fit(underdetermined.train)
+    assert len(fitted.restart_objectives_) == robust.AUTO_RESTARTS[2]
+    np.testing.assert_array_equal(explicit.embedding_, fitted.embedding_)
+    assert explicit.chosen_params_["too_few_queries"] is False
+    _, _, alpha = fitted._fitted_objective()
+    assert alpha == 1e-4
 
 
-def test_the_refit_uses_the_ridge_the_winning_candidate_was_tuned_with(underdetermined, monkeypatch):
-    # at 40 objects CKL's own "auto" ridge is also 1e-4: another value shows which one the refit reads
-    monkeypatch.setattr(robust, "RIDGED_CANDIDATES", (("ckl", 3e-4), ("tste", 1e-5)))
+def test_the_loose_ridge_is_read_from_loose_choice(underdetermined, monkeypatch):
+    # at 40 objects CKL's own "auto" ridge is also 1e-4: another value shows which one the fit reads
+    monkeypatch.setitem(robust.LOOSE_CHOICE, "alpha", 3e-4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
-    best = max(fitted.tuning_results_, key=lambda r: r["score"])
-    assert (best["loss"], best["alpha"]) == ("ckl", 3e-4)
+        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=3e-4, refine=None, random_state=0,
+                                          n_init=1).fit(underdetermined.train)
     assert fitted.chosen_params_["alpha"] == 3e-4
-    _, _, alpha = fitted._fitted_objective()
-    assert alpha == 3e-4
+    np.testing.assert_array_equal(explicit.embedding_, fitted.embedding_)
 
 
-def test_data_that_pin_the_map_down_get_no_ridged_candidates(majority, fitted):
+def test_data_that_pin_the_map_down_are_tuned(majority, fitted):
     assert majority.train.aggregate().n_queries > 1000 > 77
-    assert all(r["alpha"] == "auto" for r in fitted.tuning_results_)
+    assert len(fitted.tuning_results_) > 1 and fitted.chosen_params_["too_few_queries"] is False
     assert fitted.chosen_params_["alpha"] in (robust.AUTO_ALPHA["squared_hinge"], robust.AUTO_ALPHA["tstudent"])

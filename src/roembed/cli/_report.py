@@ -150,7 +150,8 @@ def describe_choice(estimator) -> str | None:
     if getattr(estimator, "refine", None) == "auto" and tuned and \
             all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
         refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
-    how = f"validation on held-out queries, {len(tuned)} candidates" if tuned else "no tuning"
+    how = (f"validation on held-out queries, {len(tuned)} candidates" if tuned else
+           "no tuning: too few queries to pin the map down" if chosen.get("too_few_queries") else "no tuning")
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
     gold, slips = chosen.get("gold_answers") or 0, chosen.get("gold_error")

@@ -69,8 +69,9 @@ def free_coordinates(n_objects: int, n_components: int) -> int:
 def too_few_queries(graph: ComparisonGraph, n_components: int) -> bool:
     """Whether ``graph`` has fewer distinct queries than the :func:`free_coordinates` of its objects with
     comparisons in ``n_components`` dimensions: the comparisons cannot pin the map down (warned by
-    :func:`data_problems`; the self-tuning default then adds ridged candidates)."""
-    return graph.n_queries < free_coordinates(len(graph.comparisons.used_objects), n_components)
+    :func:`data_problems`; the self-tuning default then fits CKL without tuning, ``RobustOrdinalEmbedding._loose``)."""
+    free = free_coordinates(len(graph.comparisons.used_objects), n_components)
+    return len(graph) < 2 * free and graph.n_queries < free  # a query is at most two edges: count only if it can matter
 
 
 def _examples(values, k: int = 5) -> str:
