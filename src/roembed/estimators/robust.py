@@ -720,7 +720,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         candidates there (held-out queries mostly involve objects that the rest barely constrains, so it
         scores how much of the restarts' fit on every query a candidate keeps).  On THINGS at p = 2 (2,400
         training queries against 3,000 free coordinates; exploration draws 104-106, 21 fits) the default's
-        test accuracy rose from 0.7145 to 0.7233 (+0.0088, standard error 0.0021; 17 of 21 fits up) in a
+        test accuracy rose from 0.7145 to 0.7243 (+0.0098, standard error 0.0018; 19 of 21 fits up) in a
         quarter of the time; on synthetic data with 400 queries on 100 objects at p = 5 (485 free
         coordinates; seeds 4001-4003, four contamination settings) the test error fell from 0.4226 to 0.4055
         (10 of 12 fits). With 700 queries, above the count, the tuned default and this fit were level
