@@ -83,7 +83,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-from .data import ComparisonGraph, annotator_units
+from .data import ComparisonGraph, annotator_index, annotator_units
 from .losses import Logistic, Loss, TStudent
 from .objective import EdgeObjective, PairDistances
 from .solvers.lbfgs import two_loop_lbfgs
@@ -111,12 +111,6 @@ def likelihood_loss(loss: Loss, n_components: int) -> Logistic:
     if isinstance(loss, Logistic):
         return loss
     return TStudent(alpha=float(max(n_components - 1, 1)))
-
-
-def annotator_index(comparisons) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, who)``: the distinct annotator ids, sorted, and each response's position among them."""
-    ids, who = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
-    return ids, who.reshape(-1)
 
 
 def switched_share(graph: ComparisonGraph, switched: np.ndarray) -> float:
@@ -462,5 +456,5 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     return best
 
 
-__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "annotator_index", "crowd_reliability",
+__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "crowd_reliability",
            "fit_annotator_types", "fit_crowd", "heterogeneity_test", "likelihood_loss", "plain_likelihood_fit", "TYPES"]

@@ -63,7 +63,7 @@ from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .data import annotator_units, as_comparisons
+from .data import annotator_index, annotator_units, as_comparisons
 from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
 
@@ -222,8 +222,7 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     w = responses.weight if weight is None else np.asarray(weight, dtype=np.float64)
     if w.shape != (len(responses),):
         raise ValueError(f"got {w.size} weights for {len(responses)} responses")
-    ids, who = np.unique(np.asarray(responses.annotator), return_inverse=True)
-    who = who.reshape(-1)
+    ids, who = annotator_index(responses)
     n_ann = len(ids)
 
     def per_annotator(values):

@@ -85,7 +85,7 @@ from sklearn.base import clone
 from ._io import atomic_write
 from ._threads import limit_threads
 from ._warn import warn
-from .data import Comparisons, as_comparisons
+from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
@@ -616,8 +616,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     units = resampling_units(comparisons, unit)
     annotator_code, annotator_ids = None, None
     if comparisons.annotator is not None:
-        annotator_ids, code = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
-        annotator_code = (code.reshape(-1), len(annotator_ids))
+        annotator_ids, code = annotator_index(comparisons)
+        annotator_code = (code, len(annotator_ids))
     k = min(int(k), len(comparisons.used_objects) - 1)
     seeds = replicate_seeds(random_state, n_replicates)
     full_response_edge = np.asarray(full.graph_.response_edge)

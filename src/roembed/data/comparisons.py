@@ -83,6 +83,13 @@ def canonical_quadruplets(quads: np.ndarray) -> np.ndarray:
     return np.stack([a, b, c, d], axis=1)
 
 
+def annotator_index(comparisons) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, who)``: the distinct annotator ids of ``comparisons``, sorted, and each response's position
+    among them."""
+    ids, who = np.unique(np.asarray(comparisons.annotator), return_inverse=True)
+    return ids, who.reshape(-1)
+
+
 def annotator_units(quadruplets, who) -> np.ndarray:
     """Per response, the index of its *unit*: one annotator's responses on one set of objects.
 

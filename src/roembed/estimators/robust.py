@@ -113,9 +113,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .._warn import warn
-from ..annotator_model import (HETEROGENEITY_P, annotator_index, fit_crowd, heterogeneity_test, likelihood_loss,
-                               plain_likelihood_fit)
-from ..data import ComparisonGraph, as_comparisons
+from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
+from ..data import ComparisonGraph, annotator_index, as_comparisons
 from ..data.diagnostics import DataWarning, too_few_queries
 from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, Sigmoid, TStudent, get_loss, robust_penalty
