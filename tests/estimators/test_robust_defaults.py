@@ -291,6 +291,61 @@ def test_restarts_are_screened_then_the_lowest_goes_on(monkeypatch):
     assert [c[0] for c in calls] == [5000]
 
 
+@pytest.mark.parametrize("values, converged, agree, expected", [
+    ([1.0, 1.005, 1.0, 1.0001, 1.009], [True] * 5, 5, True),  # five within 1% of the lowest
+    ([1.0, 1.005, 1.0, 1.0001, 1.2], [True] * 5, 5, False),  # the fifth settled elsewhere
+    ([1.0, 1.0, 1.0, 1.0, 1.0], [True, True, True, True, False], 5, False),  # one stopped by the screen
+    ([1.2, 1.0, 1.0, 1.0], [True] * 4, 3, True),  # measured against the lowest, wherever it comes
+    ([1e-6, 5e-5, 9e-5], [True] * 3, 3, True),  # near zero: SAME_OBJECTIVE is the floor
+])
+def test_restarts_settled_counts_converged_starts_near_the_lowest(values, converged, agree, expected):
+    from types import SimpleNamespace
+
+    results = [SimpleNamespace(objective=v, converged=c) for v, c in zip(values, converged)]
+    assert robust.restarts_settled(results, agree) is expected
+
+
+def test_restarts_stop_at_the_first_start_where_enough_agree(monkeypatch):
+    """The whole rule on a real problem: no earlier start had enough agreeing ones, and the one where it
+    stopped did; without ``restart_agree`` every start runs, and the stop only cuts that sequence short."""
+    from roembed.estimators.robust import FitState, stage_plain
+
+    data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=4)  # starts converge to folds of the line: not all agree
+    problem = RobustProblem.build(data.train.aggregate(), "soe", "net")
+    screened, real = [], robust.solve
+
+    def recording(objective, distances, X0, **kw):
+        result = real(objective, distances, X0, **kw)
+        if kw["max_iter"] == robust.RESTART_SCREEN:
+            screened.append(result)
+        return result
+
+    monkeypatch.setattr(robust, "solve", recording)
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((30, 1))
+    settings = RobustSettings(alpha=3e-6, n_init=20, random_state=0, solve=dict(max_iter=1000, tol=1e-6))
+    every = stage_plain(problem, settings, FitState(X=X0))
+    all_starts = list(screened)
+    screened.clear()
+    stopped = stage_plain(problem, dataclasses.replace(settings, restart_agree=3), FitState(X=X0))
+    k = len(stopped.restart_objectives)
+    assert 3 <= k < 20 and len(every.restart_objectives) == 20
+    np.testing.assert_array_equal(stopped.restart_objectives, every.restart_objectives[:k])
+    assert robust.restarts_settled(all_starts[:k], 3)
+    assert not any(robust.restarts_settled(all_starts[:j], 3) for j in range(1, k))
+
+
+def test_auto_restarts_stop_once_five_agree_and_an_explicit_n_init_runs_every_start():
+    data = make_synthetic(n_objects=30, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          random_state=1)  # clean and dense: every start reaches the same objective
+    auto = RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+    explicit = RobustOrdinalEmbedding(2, n_init=10, random_state=0).fit(data.train)
+    assert len(auto.restart_objectives_) == robust.RESTART_AGREE and len(explicit.restart_objectives_) == 10
+    np.testing.assert_array_equal(auto.restart_objectives_, explicit.restart_objectives_[:robust.RESTART_AGREE])
+    assert explicit.restart_objectives_.max() <= 1.01 * explicit.restart_objectives_.min()
+    assert auto.chosen_params_["n_init"] == explicit.chosen_params_["n_init"] == 10  # the most it would run
+
+
 @pytest.mark.parametrize("chosen_loss", ["soe", "tste"])
 def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypatch, chosen_loss):
     data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
@@ -321,9 +376,9 @@ def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypa
     monkeypatch.setattr(robust, "solve", recording)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+        est = RobustOrdinalEmbedding(2, n_init=10, random_state=0).fit(data.train)  # explicit: every start runs
     names = [name for name, _, _ in screened]
-    assert names[:10] == ["squared_hinge"] * 10  # SOE's restarts (n_init="auto": 10 at p = 2), before the tuning
+    assert names[:10] == ["squared_hinge"] * 10  # SOE's restarts, before the tuning
     # restart_objectives_ and the warning read SOE's restarts, whose starts are all random
     np.testing.assert_array_equal(est.restart_objectives_, [r.objective for _, _, r in screened[:10]])
     if chosen_loss == "soe":  # the restarts' own loss: they are not run again
