@@ -312,7 +312,7 @@ def stage_plain(problem: RobustProblem, settings: RobustSettings, state: FitStat
     results = []
     for X0 in starts:
         results.append(solve(plain, problem.distances, X0, alpha=settings.alpha, **screen))
-        if settings.restart_agree is not None and len(starts) > 1 and restarts_settled(results, settings.restart_agree):
+        if settings.restart_agree is not None and restarts_settled(results, settings.restart_agree):
             break
     values = np.array([r.objective for r in results])
     # the first start within rounding of the lowest: equal minima reached from several starts must not be
