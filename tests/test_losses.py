@@ -43,6 +43,19 @@ def test_penalty_derivative_matches_finite_differences(loss):
 
 
 @pytest.mark.parametrize("loss", ALL, ids=IDS)
+def test_reversed_penalty_is_the_penalty_at_minus_s(loss):
+    """``phi(-s)`` and its derivative in ``s`` (the logistic family reads them off ``phi(s)``, no second softplus)."""
+    s = -_away_from_kinks(np.linspace(-30, 30, 241) + 0.013)
+    value, slope = loss.penalty(s)
+    reversed_value, reversed_slope = loss.reversed_penalty(s, value, slope)
+    np.testing.assert_allclose(reversed_value, loss.penalty(-s)[0], rtol=1e-12, atol=1e-14 * 30)
+    np.testing.assert_allclose(reversed_slope, -loss.penalty(-s)[1], rtol=1e-12, atol=1e-15)
+    fd = (loss.reversed_penalty(s + EPS, *loss.penalty(s + EPS))[0]
+          - loss.reversed_penalty(s - EPS, *loss.penalty(s - EPS))[0]) / (2 * EPS)
+    np.testing.assert_allclose(reversed_slope, fd, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("loss", ALL, ids=IDS)
 @pytest.mark.parametrize("cap", [0.3, 0.8])
 def test_robust_penalty_is_the_minimum_over_gamma(loss, cap):
     s = np.linspace(-4, 3, 29) + 0.013

@@ -94,6 +94,49 @@ def test_embedding_gradient_matches_finite_differences(graph, loss, robust):
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("loss", ["tste", "ckl", "soe"])
+def test_reverse_weight_counts_each_edge_reversed(graph, loss):
+    """``a_c phi(s_c) + b_c phi(-s_c)`` in one pass equals the edges listed again with near and far swapped
+    (value and gradient), through the pairs, edge by edge on one thread, and on two."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((8, 2))
+    a, b = rng.uniform(0, 1, len(graph)), rng.uniform(0, 1, len(graph))
+    near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
+    dist = PairDistances(graph.pairs, 8)
+    both = EdgeObjective(get_loss(loss), near, far, a, len(graph.pairs), reverse_weight=b)
+    listed = EdgeObjective(get_loss(loss), np.concatenate([near, far]), np.concatenate([far, near]),
+                           np.concatenate([a, b]), len(graph.pairs))
+    d = dist.from_embedding(X)
+    value, g_pair, _ = listed.evaluate(d)
+    assert value > EdgeObjective(get_loss(loss), near, far, a, len(graph.pairs)).evaluate(d)[0]  # b counts
+    np.testing.assert_allclose(both.evaluate(d)[0], value, rtol=1e-12)
+    np.testing.assert_allclose(both.evaluate(d)[1], g_pair, rtol=1e-10, atol=1e-12)
+    import roembed.objective as objective_module
+    for threads, edges_per_thread in ((1, objective_module.THREAD_EDGES), (2, 1)):
+        objective_module.THREAD_EDGES, saved = edges_per_thread, objective_module.THREAD_EDGES
+        try:
+            v, grad = both.embedding_value_and_grad(X, dist, threads=threads)
+        finally:
+            objective_module.THREAD_EDGES = saved
+        np.testing.assert_allclose(v, value, rtol=1e-12)
+        np.testing.assert_allclose(grad, dist.embedding_grad(g_pair, X), rtol=1e-10, atol=1e-12)
+
+
+def test_reverse_weight_refuses_caps_and_fista(graph):
+    from roembed.sandwich import local_curvature
+    from roembed.solvers.fista import fista_gram
+
+    near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
+    with pytest.raises(ValueError, match="reverse_weight cannot be combined with outlier caps"):
+        EdgeObjective(get_loss("tste"), near, far, graph.votes, len(graph.pairs), cap=0.3, reverse_weight=graph.votes)
+    obj = EdgeObjective(get_loss("tste"), near, far, graph.votes, len(graph.pairs), reverse_weight=graph.votes)
+    with pytest.raises(ValueError, match="FISTA does not support reverse_weight"):
+        fista_gram(obj, PairDistances(graph.pairs, 8), np.eye(8), lam=0.1)
+    obj.objects = obj.objects_of(PairDistances(graph.pairs, 8))
+    with pytest.raises(ValueError, match="local uncertainty does not support an objective with reverse_weight"):
+        local_curvature(obj, np.zeros((8, 2)), 0.0, np.arange(len(graph)))
+
+
 def test_votes_act_as_repeated_rows():
     base = Comparisons([[0, 1, 2], [1, 2, 3], [3, 0, 1]], weight=[3.0, 1.0, 1.0]).aggregate()
     rep = Comparisons([[0, 1, 2]] * 3 + [[1, 2, 3], [3, 0, 1]]).aggregate()

@@ -154,8 +154,6 @@ class _TypeModel:
         self.edge = np.asarray(graph.response_edge)
         self.c = np.asarray(prior_counts, dtype=np.float64)
         self.distances = PairDistances(graph.pairs, graph.n_objects)
-        near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
-        self.near, self.far = np.concatenate([near, far]), np.concatenate([far, near])
         # gold answers: their log-probability under follows / inverts / random does not depend on X
         gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
         self.gold = ~np.isnan(gold)
@@ -192,7 +190,8 @@ class _TypeModel:
         """Per edge, ``phi(s_c)`` and ``phi(-s_c)``: ``-log`` of the probability of its direction and of the other."""
         d = self.distances.from_embedding(X)
         s, _, _ = self.loss.margin(d[self.graph.edge_pairs[:, 0]], d[self.graph.edge_pairs[:, 1]])
-        return self.loss.penalty(s)[0], self.loss.penalty(-s)[0]
+        value, slope = self.loss.penalty(s)
+        return value, self.loss.reversed_penalty(s, value, slope)[0]
 
     def log_likelihood(self, penalties, eps: float) -> np.ndarray:
         """``log L_ak`` (A, 3) at slip rate ``eps`` from :meth:`penalties`."""
@@ -225,15 +224,14 @@ class _TypeModel:
         fwd = np.bincount(self.edge, weights=per_response * q[self.who, 0], minlength=len(self.graph))
         rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
         fwd = fwd + self.gold_fwd
-        objective = EdgeObjective(self.loss, self.near, self.far, np.concatenate([fwd, rev]) / self.total,
-                                  len(self.graph.pairs))
+        objective = EdgeObjective(self.loss, None, None, fwd / self.total, len(self.graph.pairs), graph=self.graph,
+                                  reverse_weight=rev / self.total, objects=self.graph.edge_objects)
         shape, distances, alpha = X.shape, self.distances, self.alpha
 
         def fun(flat):
             Y = flat.reshape(shape)
-            value, g_pair, _ = objective.evaluate(distances.from_embedding(Y))
-            grad = distances.embedding_grad(g_pair, Y) + 2.0 * alpha * Y
-            return float(value + alpha * np.vdot(Y, Y)), grad.ravel()
+            value, grad = objective.embedding_value_and_grad(Y, distances)
+            return float(value + alpha * np.vdot(Y, Y)), (grad + 2.0 * alpha * Y).ravel()
 
         x, _, n_iter, _, _ = two_loop_lbfgs(fun, np.asarray(X, dtype=np.float64).ravel(), max_iter=max_iter, tol=tol)
         return x.reshape(shape), n_iter

@@ -71,6 +71,11 @@ class Loss:
         """Returns ``phi''(s)`` (0 on the flat side of a kink, the one-sided value at it)."""
         raise NotImplementedError
 
+    def reversed_penalty(self, s, value, slope):
+        """Returns ``phi(-s), d phi(-s) / ds``, given ``value, slope = penalty(s)``: the comparison reversed."""
+        value, slope = self.penalty(-s)
+        return value, -slope
+
     def knee(self, cap):
         """Margin ``s*`` with ``-phi'(s*) = cap`` (``-inf`` where the slope never reaches ``cap``)."""
         raise NotImplementedError
@@ -186,6 +191,10 @@ class Logistic(Loss):
     def curvature(self, s):
         p = ops_for(s).sigmoid(-s)
         return p * (1.0 - p)
+
+    def reversed_penalty(self, s, value, slope):
+        """``phi(-s) = phi(s) + s`` and ``-phi'(-s) = sigmoid(s) = 1 + phi'(s)``: no second softplus."""
+        return value + s, 1.0 + slope
 
     def knee(self, cap):
         ops = ops_for(cap)

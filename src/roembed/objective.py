@@ -119,6 +119,10 @@ class EdgeObjective:
         Let ``gamma`` take both signs (see :func:`roembed.losses.robust_penalty`).
     chunk : int or None
         Edges per chunk (None: :data:`CHUNK` on NumPy, :data:`TORCH_CHUNK` on torch).
+    reverse_weight : (E,) array or None
+        ``b_c``: each edge also counts reversed, ``+ b_c phi(-s_c)``, in the same pass over the edges (the
+        annotator model's M-step, where a response counts with its annotator's probability of following and,
+        reversed, of inverting).  Not with ``cap``.
     objects : (E, 4) int array or None
         The objects of each edge's near and far pair (``ComparisonGraph.edge_objects``), read by
         :meth:`embedding_value_and_grad`; None: looked up through the pairs on first use.
@@ -137,6 +141,11 @@ class EdgeObjective:
     chunk: int | None = None
     objects: np.ndarray | None = None
     graph: object = None
+    reverse_weight: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.reverse_weight is not None and self.cap is not None:
+            raise ValueError("reverse_weight cannot be combined with outlier caps")
 
     def __len__(self) -> int:
         return len(self.loss_weight)
@@ -166,7 +175,13 @@ class EdgeObjective:
             value, slope, gamma = robust_penalty(self.loss, s, cap, self.two_sided)
         w = self.loss_weight[edges]
         g = w * slope
-        return (w * value).sum(dtype=ops.float64), g * ds_near, g * ds_far, gamma
+        total = (w * value).sum(dtype=ops.float64)
+        if self.reverse_weight is not None:
+            b = self.reverse_weight[edges]
+            value, slope = self.loss.reversed_penalty(s, value, slope)
+            total = total + (b * value).sum(dtype=ops.float64)
+            g = g + b * slope
+        return total, g * ds_near, g * ds_far, gamma
 
     def margins(self, d_pair):
         """The margin ``s_c`` of every edge at the pair distances ``d_pair``."""

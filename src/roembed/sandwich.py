@@ -57,6 +57,8 @@ def _edge_terms(objective, X: np.ndarray, edges: np.ndarray):
     """For ``edges``: their objects (k, 4), near and far difference vectors ``x_i - x_j``, ``x_l - x_k`` (k, p),
     the margin's first and second derivatives in ``d_near`` and ``d_far``, and ``a_c psi'(s_c)``,
     ``a_c psi''(s_c)`` (the loss, or its outlier envelope where the objective has caps)."""
+    if objective.reverse_weight is not None:
+        raise ValueError("the local uncertainty does not support an objective with reverse_weight")
     loss, k = objective.loss, len(edges)
     obj = np.asarray(objective.objects)[edges].astype(np.int64)
     vn, vf = X[obj[:, 0]] - X[obj[:, 1]], X[obj[:, 2]] - X[obj[:, 3]]

@@ -54,6 +54,19 @@ def test_value_gradient_and_gamma_match_numpy(loss, cap, chunk):
         np.testing.assert_allclose(tgamma.numpy(), gamma, atol=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["tste", "ckl"])
+def test_reverse_weight_matches_numpy(loss):
+    objective, distances, X = _problem(loss, None)
+    b = np.random.RandomState(1).uniform(0, 1, len(objective)) / len(objective)
+    objective = dataclasses.replace(objective, reverse_weight=b)
+    value, g_pair, _ = objective.evaluate(distances.from_embedding(X))
+    tobj = TorchObjective(objective, distances, "cpu", "float64", chunk=17)
+    tv, tg = tobj.value_and_grad(tobj.tensor(X), alpha=0.0)
+    assert value > dataclasses.replace(objective, reverse_weight=None).evaluate(distances.from_embedding(X))[0]
+    np.testing.assert_allclose(float(tv), value, rtol=1e-10)
+    np.testing.assert_allclose(tg.numpy(), distances.embedding_grad(g_pair, X), rtol=1e-8, atol=1e-12)
+
+
 @pytest.mark.parametrize("loss", ["soe", "ste"])
 def test_gradient_matches_finite_differences(loss):
     objective, distances, X = _problem(loss, cap=0.3, seed=1)

@@ -99,7 +99,7 @@ def fista_gram(
     Parameters
     ----------
     objective : EdgeObjective
-        Loss, edges (near/far pair indices) and loss weights ``a_c``; its ``cap`` is ignored.
+        Loss, edges (near/far pair indices) and loss weights ``a_c``; its ``cap`` is ignored (``reverse_weight`` must be None).
     distances : PairDistances
         The object pairs the edges index.
     G0, gamma0 : starting point (``gamma0`` defaults to 0).
@@ -121,6 +121,8 @@ def fista_gram(
     callback : callable, optional
         ``callback(k, F_k)`` after every iteration.
     """
+    if objective.reverse_weight is not None:
+        raise ValueError("FISTA does not support reverse_weight (its shifts move each edge's margin one way)")
     if not L0 > 0:
         raise ValueError(f"L0 must be > 0, got {L0!r}")
     if not eta > 1:

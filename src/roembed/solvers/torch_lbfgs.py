@@ -126,6 +126,7 @@ class TorchObjective:
         self.objects = torch.tensor(objects.astype(index, copy=False), device=self.device)
         self.objective = dataclasses.replace(objective, near=None, far=None, objects=None, graph=None,
                                              loss_weight=real(objective.loss_weight), cap=real(objective.cap),
+                                             reverse_weight=real(objective.reverse_weight),
                                              chunk=chunk or objective.chunk)
         self.n_objects = distances.n_objects
         check_on_device([self.objects, self.objective.loss_weight], self.device)
