@@ -102,7 +102,8 @@ class PairDistances:
 
 @dataclass
 class EdgeObjective:
-    """``sum_c a_c psi_c(s_c)`` over edges whose near/far pairs index ``d_pair``.
+    """``sum_c a_c psi_c(s_c)`` (``+ b_c phi(-s_c)`` with ``reverse_weight``) over edges whose near/far pairs
+    index ``d_pair``.
 
     Parameters
     ----------
