@@ -1,5 +1,6 @@
 """Properties of aggregating raw responses into the comparison graph (hypothesis)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,26 @@ def test_graph_of_a_small_known_example():
     assert g.edges[g.reverse_edge[e]].tolist() == [0, 2, 0, 1]
     assert g.reverse_edge[g.edges.tolist().index([1, 0, 1, 2])] == -1
     assert g.opposing_votes[e] == 0.5
+
+
+def test_a_scaled_graph_keeps_its_edges_and_says_how_much_of_each_query_is_left():
+    # query A: (0,1,2) twice and (0,2,1) once; query B: (1,0,2) once; query C: (2,0,1) once, weight 4
+    c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2], [2, 0, 1]], weight=[1, 1, 1, 1, 4])
+    graph = c.aggregate()
+    scaled = graph.scaled([0.0, 0.5, 0.0, 0.3, 0.1])
+    assert np.array_equal(scaled.edges, graph.edges)
+    np.testing.assert_allclose(scaled.votes, np.bincount(graph.response_edge, weights=c.weight * [0, 0.5, 0, 0.3, 0.1]))
+    order = {tuple(e): k for k, e in enumerate(graph.edges.tolist())}
+    share = {e: scaled.query_share[k] for e, k in order.items()}
+    # A: 3 responses keep 0.5 of 3 votes -> half a response's worth, both directions alike; B: 0.3 of its
+    # one response; C: one response of weight 4 scaled by 0.1 -> 0.1 (the weight's own scale does not count)
+    assert share == pytest.approx({(0, 1, 0, 2): 0.5, (0, 2, 0, 1): 0.5, (1, 0, 1, 2): 0.3, (2, 0, 2, 1): 0.1})
+    assert graph.query_share is None and graph.scaled(np.ones(5)).query_share.tolist() == [1.0] * 4
+    sub = scaled.subgraph(np.array([True, True, True, False, False]))
+    assert sub.query_share.tolist() == pytest.approx([0.5, 0.5])
+    for bad in ([1.0] * 4, [1.0, 1.0, 1.0, 1.0, 1.5], [1.0, 1.0, 1.0, 1.0, -0.1]):
+        with pytest.raises(ValueError, match="factor must be 5 numbers in"):
+            graph.scaled(bad)
 
 
 def _assert_same_edges(sub, ref):

@@ -1,11 +1,12 @@
 """RobustOrdinalEmbedding(+CV): objective, closed-form outlier shifts, recovery of planted outliers, errors."""
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
 from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
-from roembed.estimators.robust import RobustProblem, auto_cap, edge_weights
+from roembed.estimators.robust import RobustProblem, auto_cap, edge_weights, follow_weighted
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
 from roembed.metrics import outlier_precision_recall
@@ -123,6 +124,21 @@ def test_edge_weights_known_answer():
     for weighting, expected in (("vote", (3, 1, 2)), ("paper", (9, 1, 4)), ("net", (2, 0, 2)), ("majority", (1, 0, 1))):
         w = edge_weights(graph, weighting)
         assert (w[a], w[b], w[c]) == expected, weighting
+
+
+def test_majority_counts_what_the_annotator_stage_left_of_a_query():
+    # (0,1,2): two votes of followers against one of a spammer; (1,0,2): one vote, of a spammer
+    trip = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]])
+    graph = Comparisons(trip, n_objects=3, annotator=["a", "b", "s", "s"]).aggregate()
+    posterior = pd.DataFrame({"follows": [1.0, 1.0, 0.0]}, index=pd.Index(["a", "b", "s"], name="annotator"))
+    weighted = follow_weighted(graph, posterior)
+    order = {tuple(e): c for c, e in enumerate(weighted.edges)}
+    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+    w = edge_weights(weighted, "majority")
+    assert (w[a], w[b], w[c]) == (1.0, 0.0, 0.0)  # the spammer's lone answer no longer counts once
+    assert tuple(edge_weights(graph, "majority")[[a, b, c]]) == (1.0, 0.0, 1.0)
+    np.testing.assert_array_equal(edge_weights(weighted, "net"), edge_weights(graph.scaled(np.array([1, 1, 0, 0.0])),
+                                                                              "net"))
 
 
 def test_cv_picks_the_best_validation_candidate(planted):

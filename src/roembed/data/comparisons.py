@@ -499,12 +499,18 @@ class ComparisonGraph:
     edge_query, response_query : (E,) and (m,) int
         The *query* of an edge or response: one id per unordered comparison, shared by both
         directions (an "edge" is one direction, a "query" is both).
+    query_share : (E,) float64 or None
+        For a graph from :meth:`scaled`: how many whole responses' worth of each edge's query its
+        scaled weights keep, at most 1 (None: every query counts once).  The ``majority`` weighting
+        of :class:`~roembed.RobustOrdinalEmbedding` counts a query that much.
 
     Index arrays are int32 while the counts fit (int64 beyond 2^31), so a graph costs about
     36 bytes per distinct triplet (plus 16 for :attr:`edge_objects` once a factored solver asks).  Aggregation is two stable counting sorts (object pairs by
     their objects, edges by their pairs; :mod:`roembed._kernels`): linear time, no int64 keys; or, given a
     torch ``device``, ``torch.unique`` of int64 keys there (the same arrays).
     """
+
+    query_share = None
 
     def __init__(self, comparisons: Comparisons, device=None):
         self.comparisons = comparisons
@@ -539,6 +545,30 @@ class ComparisonGraph:
         """(E, 4) the objects of each edge's near pair and far pair, ``pairs[edge_pairs]`` side by side
         (what the factored solvers read; unlike :attr:`edges` not in canonical order within a pair)."""
         return _frozen(_edge_objects(self.pairs, self.edge_pairs))
+
+    def scaled(self, factor) -> "ComparisonGraph":
+        """The graph of the same responses with their weights times ``factor`` ((m,), in [0, 1]; e.g. the
+        probability that the response's annotator answers as the embedding does), with ``query_share``:
+        per edge, ``min(1, n_q f_q)``, where ``n_q`` counts the responses of the edge's query
+        (both directions) and ``f_q`` is the share of their weight that the factors keep.  So a query
+        whose responses are all scaled to nothing counts for nothing under a majority vote, one with a
+        single response scaled by 0.3 counts 0.3, and one with at least one whole response's worth left
+        counts once, as before.  (Scaling the weights alone would not reach a majority vote, which reads
+        only which side has more.)  The edges are this graph's, in the same order."""
+        factor = np.asarray(factor, dtype=np.float64)
+        if factor.shape != (len(self.comparisons),) or not np.all((factor >= 0) & (factor <= 1)):
+            raise ValueError(f"factor must be {len(self.comparisons)} numbers in [0, 1]")
+        graph = ComparisonGraph(self.comparisons.with_weight(self.comparisons.weight * factor))
+        rev = self.reverse_edge
+        has, opposite = rev >= 0, np.maximum(rev, 0)
+
+        def query_total(per_edge):
+            return per_edge + np.where(has, per_edge[opposite], 0.0)
+
+        raw, kept = query_total(self.votes), query_total(graph.votes)
+        share = np.divide(kept, raw, out=np.ones(len(self)), where=raw > 0)
+        graph.query_share = _frozen(np.minimum(1.0, query_total(self.n_responses.astype(np.float64)) * share))
+        return graph
 
     def forget(self, *names: str) -> None:
         """Drops the cached arrays ``names`` (e.g. ``"edge_objects"``) to free their memory; they are computed
@@ -726,6 +756,11 @@ class _Subgraph(ComparisonGraph):
     def copies(self) -> np.ndarray:
         parent = self._parent
         return _ones(len(self)) if parent.comparisons._copies is None else parent._given_copies[self.kept_edges]
+
+    @property
+    def query_share(self):
+        share = self._parent.query_share
+        return None if share is None else _frozen(share[self.kept_edges])
 
     n_objects = property(lambda self: self._parent.n_objects)
     object_names = property(lambda self: self._parent.object_names)
