@@ -30,9 +30,11 @@ comparisons can be outliers) and set :math:`\lambda` to the loss slope there,
 The plain fit is also the warm start of the robust fit.
 
 Weightings ``"net"`` (votes minus the votes of the opposite comparison,
-clipped at 0) and ``"majority"`` (one vote for the majority side) are also
-offered: when contamination is spread over many votes of the same query
-(spammers) they beat per-vote weighting.
+clipped at 0) and ``"majority"`` (one vote for the majority side; after the
+annotator stage, scaled by the whole responses' worth of the query left,
+:meth:`~roembed.data.ComparisonGraph.scaled`) are also offered: when
+contamination is spread over many votes of the same query (spammers) they beat
+per-vote weighting.
 
 Refinement (``refine=slope``, off by default): a third stage minimises the
 symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of SOE's Euclidean margins
