@@ -289,3 +289,9 @@ def test_the_annotator_stage_runs_only_when_annotators_differ(spam, fitted):
     assert est.chosen_params_["annotator_heterogeneity_p"] > 0.01
     ignoring = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(even)
     np.testing.assert_array_equal(est.embedding_, ignoring.embedding_)
+
+
+def test_the_fitted_graph_keeps_no_edge_objects_after_the_annotator_stage(fitted):
+    """The M-step reads the edges' objects (16 bytes an edge); they live in the EM, not on the estimator's graph."""
+    assert fitted.chosen_params_["annotators"] == "types"
+    assert "edge_objects" not in vars(fitted.graph_)

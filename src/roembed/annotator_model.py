@@ -154,6 +154,7 @@ class _TypeModel:
         self.edge = np.asarray(graph.response_edge)
         self.c = np.asarray(prior_counts, dtype=np.float64)
         self.distances = PairDistances(graph.pairs, graph.n_objects)
+        self.objects = None  # the edges' objects, looked up by the first M-step and kept for the next (not on the graph)
         # gold answers: their log-probability under follows / inverts / random does not depend on X
         gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
         self.gold = ~np.isnan(gold)
@@ -225,7 +226,7 @@ class _TypeModel:
         rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
         fwd = fwd + self.gold_fwd
         objective = EdgeObjective(self.loss, None, None, fwd / self.total, len(self.graph.pairs), graph=self.graph,
-                                  reverse_weight=rev / self.total, objects=self.graph.edge_objects)
+                                  reverse_weight=rev / self.total, objects=self.objects)
         shape, distances, alpha = X.shape, self.distances, self.alpha
 
         def fun(flat):
@@ -234,6 +235,7 @@ class _TypeModel:
             return float(value + alpha * np.vdot(Y, Y)), (grad + 2.0 * alpha * Y).ravel()
 
         x, _, n_iter, _, _ = two_loop_lbfgs(fun, np.asarray(X, dtype=np.float64).ravel(), max_iter=max_iter, tol=tol)
+        self.objects = objective.objects
         return x.reshape(shape), n_iter
 
 
