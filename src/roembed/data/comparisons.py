@@ -559,11 +559,8 @@ class ComparisonGraph:
         if factor.shape != (len(self.comparisons),) or not np.all((factor >= 0) & (factor <= 1)):
             raise ValueError(f"factor must be {len(self.comparisons)} numbers in [0, 1]")
         graph = ComparisonGraph(self.comparisons.with_weight(self.comparisons.weight * factor))
-        rev = self.reverse_edge
-        has, opposite = rev >= 0, np.maximum(rev, 0)
-
-        def query_total(per_edge):
-            return per_edge + np.where(has, per_edge[opposite], 0.0)
+        def query_total(per_edge):  # both directions of each edge's query
+            return per_edge + self._opposite(per_edge, self.reverse_edge)
 
         raw, kept = query_total(self.votes), query_total(graph.votes)
         share = np.divide(kept, raw, out=np.ones(len(self)), where=raw > 0)
@@ -639,11 +636,12 @@ class ComparisonGraph:
     @property
     def opposing_votes(self) -> np.ndarray:
         """``w_c-bar``: the votes of the opposite edge (0 when absent)."""
-        return self._opposing_votes(self.reverse_edge)
+        return self._opposite(self.votes, self.reverse_edge)
 
-    def _opposing_votes(self, reverse: np.ndarray) -> np.ndarray:
-        """The votes of the opposite edges ``reverse`` (0 where -1)."""
-        return np.where(reverse >= 0, self.votes[np.maximum(reverse, 0)], 0.0)
+    @staticmethod
+    def _opposite(per_edge: np.ndarray, reverse: np.ndarray) -> np.ndarray:
+        """The values ``per_edge`` of the opposite edges ``reverse`` (0 where -1)."""
+        return np.where(reverse >= 0, per_edge[np.maximum(reverse, 0)], 0.0)
 
     def edge_table(self, edges=None) -> pd.DataFrame:
         """A readable table of edges: objects (and names), votes, opposing votes, annotators."""
@@ -656,7 +654,7 @@ class ComparisonGraph:
             for col in "ijlk":
                 df[f"{col}_name"] = names[df[col].to_numpy()]
         df["votes"] = self.votes[edges]
-        df["opposing_votes"] = self._opposing_votes(self.reverse_edge[edges])  # these edges' only
+        df["opposing_votes"] = self._opposite(self.votes, self.reverse_edge[edges])  # these edges' only
         df["n_responses"] = self.n_responses[edges]
         if self.comparisons.annotator is not None:
             df["annotators"] = self._distinct_per_edge(self.comparisons.annotator, edges)
