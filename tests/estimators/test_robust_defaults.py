@@ -164,25 +164,43 @@ def _final_gradient(est, X):
 
 
 def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majority, fitted, monkeypatch):
-    continued = []
+    continued, candidate_tols = [], []
 
     def spy(problem, settings, candidate):
-        continued.append((len(problem.graph), candidate))
+        continued.append((len(problem.graph), candidate, settings.solve["tol"]))
         return robust_continue_fit(problem, settings, candidate)
 
-    robust_continue_fit = robust.continue_fit
+    def spy_fit(problem, settings, X0, stages=STAGES):
+        if stages is not STAGES:  # a tuning candidate (plain, penalty, robust)
+            candidate_tols.append(settings.solve["tol"])
+        return fit_robust(problem, settings, X0, stages)
+
+    def spy_refine(problem, settings, state, score, best):
+        refine_tols.append(settings.solve["tol"])
+        return refine_candidate(problem, settings, state, score, best)
+
+    robust_continue_fit, refine_tols = robust.continue_fit, []
     monkeypatch.setattr(robust, "continue_fit", spy)
+    monkeypatch.setattr(robust, "fit_robust", spy_fit)
+    monkeypatch.setattr(robust, "refine_candidate", spy_refine)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         small = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
         assert continued == []  # under CONTINUE_EDGES: the refit from the start, as before
+        assert candidate_tols and set(candidate_tols) == {small.tol}  # ... and the candidates solved to tol
         np.testing.assert_array_equal(small.embedding_, fitted.embedding_)
+        candidate_tols.clear()
         monkeypatch.setattr(robust, "CONTINUE_EDGES", 0)
         large = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
-    [(n_edges, candidate)] = continued
+    [(n_edges, candidate, final_tol)] = continued
     assert n_edges == len(large.graph_)  # the continued stage ran on every comparison, not the training part
+    # the candidates' robust fits were a screen, stopped at SCREEN_TOL; the refinements from them and the
+    # continued stage ran to the estimator's tol
+    assert set(candidate_tols) == {robust.SCREEN_TOL} and final_tol == large.tol < robust.SCREEN_TOL
+    assert refine_tols and set(refine_tols) == {large.tol}
     assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam}  # the same choice, the candidate's lam
-    assert large.tuning_results_ == fitted.tuning_results_
+    assert [(r["loss"], r["weighting"], r["refine"]) for r in large.tuning_results_] == \
+        [(r["loss"], r["weighting"], r["refine"]) for r in fitted.tuning_results_]
     assert large.n_iter_ < fitted.n_iter_  # plain and robust stages not run again
     # the candidate (fitted on 80% of the queries) is not a minimum of the objective on every comparison;
     # the continued fit is
