@@ -571,7 +571,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         (``annotator_types_``).  It runs once, before the tuning: it costs an
         EM and does not depend on the candidate losses (it uses t-STE for SOE).
         None ignores annotator ids in the fit (they are still reported in ``annotators_``).
-    init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding`
+    init_scale, max_iter, tol, random_state, verbose : see :class:`LossEmbedding` (on graphs of ``CONTINUE_EDGES``
+        edges or more the tuning's robust candidates stop at ``max(tol, SCREEN_TOL)``; the final fit runs to ``tol``)
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved; ``too_few_queries``, true where :meth:`_loose` fixed them
