@@ -164,7 +164,7 @@ def _final_gradient(est, X):
 
 
 def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majority, fitted, monkeypatch):
-    continued, candidate_tols = [], []
+    continued, candidate_tols, refine_tols = [], [], []
 
     def spy(problem, settings, candidate):
         continued.append((len(problem.graph), candidate, settings.solve["tol"]))
@@ -179,7 +179,7 @@ def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majori
         refine_tols.append(settings.solve["tol"])
         return refine_candidate(problem, settings, state, score, best)
 
-    robust_continue_fit, refine_tols = robust.continue_fit, []
+    robust_continue_fit = robust.continue_fit
     monkeypatch.setattr(robust, "continue_fit", spy)
     monkeypatch.setattr(robust, "fit_robust", spy_fit)
     monkeypatch.setattr(robust, "refine_candidate", spy_refine)

@@ -559,6 +559,7 @@ class ComparisonGraph:
         if factor.shape != (len(self.comparisons),) or not np.all((factor >= 0) & (factor <= 1)):
             raise ValueError(f"factor must be {len(self.comparisons)} numbers in [0, 1]")
         graph = ComparisonGraph(self.comparisons.with_weight(self.comparisons.weight * factor))
+
         def query_total(per_edge):  # both directions of each edge's query
             return per_edge + self._opposite(per_edge, self.reverse_edge)
 

@@ -883,7 +883,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 screened = dataclasses.replace(settings, solve=dict(settings.solve,
                                                                     tol=max(settings.solve["tol"], SCREEN_TOL)))
             state = fit_robust(problem, screened, X0, STAGES[:-2])  # plain, penalty, robust
-            states[loss_name, weighting] = (problem, settings, state)
+            states[loss_name, weighting] = (problem, settings, state)  # its refinements run to tol
             record(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
                         score=held_out_score(state.X), given_up=False,
                         outlier_share=outlier_share(state.objective, problem.distances, state.X)), state)
