@@ -178,3 +178,23 @@ def test_weighted_median_with_whole_weights_does_not_depend_on_the_order_of_ties
         assert weighted_median(values[::-1], weights[::-1]) == expected
     assert weighted_median([1.0, 2.0, 3.0, 4.0], [1, 1, 1, 1]) == 2.0  # half the weight at or below 2
     assert weighted_median([1.0, 2.0, 3.0], [0, 0, 5]) == 3.0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stable_argsort_is_numpys_stable_order(seed):
+    """The quicksort-then-ties order equals NumPy's stable sort: distinct values, few and many ties,
+    signed zeros, NaNs (last, in their input order), single precision, empty and one-element input."""
+    from roembed.metrics import stable_argsort
+
+    rng = np.random.default_rng(seed)
+    cases = [rng.standard_normal(5000), np.round(rng.standard_normal(5000), 1),
+             rng.integers(0, 4, size=5000).astype(float), np.r_[rng.standard_normal(4000), np.zeros(20)],
+             rng.standard_normal(3000).astype(np.float32), np.empty(0), np.ones(1)]
+    mixed = rng.standard_normal(3000)
+    mixed[rng.integers(0, 3000, size=40)] = np.nan
+    mixed[rng.integers(0, 3000, size=40)] = -0.0
+    mixed[rng.integers(0, 3000, size=40)] = 0.0
+    mixed[rng.integers(0, 3000, size=40)] = 1.5
+    cases.append(mixed)
+    for values in cases:
+        np.testing.assert_array_equal(stable_argsort(values), np.argsort(values, kind="stable"))
