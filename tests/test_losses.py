@@ -89,6 +89,23 @@ def test_logistic_family_is_the_negative_log_likelihood():
     np.testing.assert_allclose(nll(get_loss("ckl", mu=mu)), -np.log((mu + d_far) / (2 * mu + d_near + d_far)))
 
 
+def test_logistic_penalty_is_softplus_and_sigmoid_at_every_scale():
+    """The likelihood losses' value and slope come from one exponential (``NumpyOps.softplus_sigmoid``):
+    within a few roundings of ``log(1 + e^-s)`` and ``-1 / (1 + e^s)`` from small margins to ones where a
+    naive ``exp`` overflows, finite everywhere, and with the exact limits far out."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(5)
+    s = np.concatenate([rng.standard_normal(2000) * scale for scale in (1e-9, 1e-2, 1.0, 30.0, 700.0)]
+                       + [[0.0, -0.0, 1e-310, -1e-310, 745.0, -745.0, 1e4, -1e4]])
+    value, slope = get_loss("ste").penalty(s)
+    np.testing.assert_allclose(value, np.logaddexp(0.0, -s), rtol=4e-16, atol=1e-300)
+    np.testing.assert_allclose(slope, -expit(-s), rtol=4e-16, atol=1e-300)
+    assert np.isfinite(value).all() and np.isfinite(slope).all()
+    assert value[-1] == 1e4 and slope[-1] == -1.0 and value[-2] == 0.0 and slope[-2] == 0.0
+    assert value[s == 0][0] == np.log(2.0) and slope[s == 0][0] == -0.5
+
+
 def test_get_loss_names_and_errors():
     assert isinstance(get_loss("GNMDS"), Hinge)
     assert get_loss(Hinge()) == Hinge()

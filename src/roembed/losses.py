@@ -185,8 +185,8 @@ class Logistic(Loss):
     name = "logistic"
 
     def penalty(self, s):
-        ops = ops_for(s)
-        return ops.softplus(-s), -ops.sigmoid(-s)
+        value, p = ops_for(s).softplus_sigmoid(-s)
+        return value, -p
 
     def curvature(self, s):
         p = ops_for(s).sigmoid(-s)
