@@ -295,3 +295,29 @@ def test_the_fitted_graph_keeps_no_edge_objects_after_the_annotator_stage(fitted
     """The M-step reads the edges' objects (16 bytes an edge); they live in the EM, not on the estimator's graph."""
     assert fitted.chosen_params_["annotators"] == "types"
     assert "edge_objects" not in vars(fitted.graph_)
+
+
+def test_every_solve_of_the_annotator_stage_runs_on_one_blas_thread(spam, monkeypatch):
+    """The EM's M-steps and its plain likelihood fit go through ``minimize_embedding`` and its BLAS cap, as every
+    other fit: the two-loop recursion's dot products are memory-bound, and threaded they waited on the other
+    core (the M-step once called the solver directly, uncapped). The caller's own setting is restored."""
+    import roembed.solvers.lbfgs as lbfgs
+    from roembed._threads import blas_limit
+
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen, original = [], lbfgs.two_loop_lbfgs
+
+    def spy(*args, **kwargs):
+        seen.append(max(info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(lbfgs, "two_loop_lbfgs", spy)
+    graph = spam.train.aggregate()
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((graph.n_objects, 2))
+    with blas_limit(2):
+        before = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+        result = fit_crowd(graph, TStudent(alpha=1.0), X0, alpha=1e-4)
+        after = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    assert result.n_rounds >= 1 and len(seen) >= 1 + result.n_rounds  # the plain fit, then an M-step per round
+    assert set(seen) == {1}
+    assert after == before

@@ -86,7 +86,7 @@ from scipy.special import logsumexp
 from .data import ComparisonGraph, annotator_index, annotator_units
 from .losses import Logistic, Loss, TStudent
 from .objective import EdgeObjective, PairDistances
-from .solvers.lbfgs import two_loop_lbfgs
+from .solvers.lbfgs import minimize_embedding
 
 TYPES = ("follows", "inverts", "random")
 GOLD_ERROR_PRIOR = (1.0, 19.0)  # Beta(2, 20) on the honest slip rate, as pseudo-counts (wrong, right)
@@ -220,23 +220,21 @@ class _TypeModel:
         return counts / counts.sum()
 
     def m_step_embedding(self, X, q, max_iter, tol):
-        """L-BFGS on ``Q(X)`` from ``X`` (never increases it); returns ``X, n_iter``."""
+        """L-BFGS on ``Q(X)`` from ``X`` (never increases it); returns ``X, n_iter``.
+
+        Through :func:`~roembed.solvers.minimize_embedding`, as every other fit, so the solve runs with one
+        BLAS thread: the two-loop recursion's dot products are memory-bound, and uncapped (OpenBLAS threads
+        them from 10^4 numbers, ``n p`` here) they waited on the second core."""
         per_response = self.w * ~self.gold
         fwd = np.bincount(self.edge, weights=per_response * q[self.who, 0], minlength=len(self.graph))
         rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
         fwd = fwd + self.gold_fwd
         objective = EdgeObjective(self.loss, None, None, fwd / self.total, len(self.graph.pairs), graph=self.graph,
                                   reverse_weight=rev / self.total, objects=self.objects)
-        shape, distances, alpha = X.shape, self.distances, self.alpha
-
-        def fun(flat):
-            Y = flat.reshape(shape)
-            value, grad = objective.embedding_value_and_grad(Y, distances)
-            return float(value + alpha * np.vdot(Y, Y)), (grad + 2.0 * alpha * Y).ravel()
-
-        x, _, n_iter, _, _ = two_loop_lbfgs(fun, np.asarray(X, dtype=np.float64).ravel(), max_iter=max_iter, tol=tol)
+        result = minimize_embedding(objective, self.distances, np.asarray(X, dtype=np.float64), alpha=self.alpha,
+                                    max_iter=max_iter, tol=tol, method="two-loop")
         self.objects = objective.objects
-        return x.reshape(shape), n_iter
+        return result.solution, result.n_iter
 
 
 def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float = 0.0,
@@ -412,8 +410,6 @@ def heterogeneity_test(graph: ComparisonGraph, X) -> Heterogeneity:
 def plain_likelihood_fit(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, max_iter: int = 1000,
                          tol: float = 1e-6):
     """The likelihood ``loss`` fitted with every response counted once (its solver result)."""
-    from .solvers import minimize_embedding
-
     plain = EdgeObjective(loss, graph.edge_pairs[:, 0], graph.edge_pairs[:, 1],
                           np.asarray(graph.votes, float) / float(np.sum(graph.votes)), len(graph.pairs))
     return minimize_embedding(plain, PairDistances(graph.pairs, graph.n_objects), np.asarray(X0, float),
