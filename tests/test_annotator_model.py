@@ -1,5 +1,6 @@
 """The annotator-type model: planted fakes found and down-weighted, EM monotone, gold anchors, chance tests."""
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -321,3 +322,46 @@ def test_every_solve_of_the_annotator_stage_runs_on_one_blas_thread(spam, monkey
     assert result.n_rounds >= 1 and len(seen) >= 1 + result.n_rounds  # the plain fit, then an M-step per round
     assert set(seen) == {1}
     assert after == before
+
+
+def test_query_sharers_known_values_and_only_they_get_a_reliability():
+    """Annotators 1 and 2 answer the same query (2 in the other direction), 1 and 3 answer one more query
+    together, 4 answers alone; id 7 repeats its own answer. Only sharers can get a crowd reliability other than 0."""
+    from roembed.annotator_model import query_sharers
+
+    C = Comparisons(np.array([[0, 1, 2], [0, 2, 1], [3, 4, 5], [3, 4, 5], [6, 7, 8], [1, 2, 3], [1, 2, 3]]),
+                    n_objects=9, annotator=np.array([1, 2, 1, 3, 4, 7, 7]))
+    np.testing.assert_array_equal(query_sharers(C.aggregate()), [True, True, True, False, False])  # ids 1, 2, 3, 4, 7
+    crowd = make_synthetic(n_objects=40, dim=2, n_train=300, n_validation=10, n_test=10, votes=(1, 2), rate=0.25,
+                           model="spammers", n_annotators=30, random_state=4).train
+    loners = Comparisons(np.array([[0, 38, 39], [1, 38, 39], [2, 38, 39], [3, 37, 39]]), n_objects=40,
+                         annotator=np.array([50, 51, 52, 52]))  # queries nobody else answered
+    graph = Comparisons.concat([crowd, loners]).aggregate()
+    sharers, rho = query_sharers(graph), crowd_reliability(graph)
+    np.testing.assert_array_equal(np.flatnonzero(~sharers), [30, 31, 32])  # the three loners, last in id order
+    assert (rho[~sharers] == 0).all() and (rho[sharers] != 0).all()
+
+
+def test_fit_crowd_skips_the_crowd_reliability_where_it_cannot_switch_enough(monkeypatch):
+    """With one answer per query nobody shares a query, so rho is 0 for everyone and the second start cannot
+    run: fit_crowd does not compute it, and returns what it returns when it does."""
+    import roembed.annotator_model as model
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 2))
+    q = np.array([t for t in rng.integers(0, 60, size=(900, 3)) if len(set(t)) == 3])[:600]
+    d_near, d_far = quadruplet_distances(X, q[:, [0, 1, 0, 2]])
+    C = Comparisons(np.where((d_near < d_far)[:, None], q, q[:, [0, 2, 1]]), n_objects=60,
+                    annotator=rng.integers(0, 12, size=len(q)))
+    graph = C.aggregate()
+    assert len(np.unique(graph.edge_query)) == len(C) and not model.query_sharers(graph).any()
+    X0 = 0.1 * rng.standard_normal((60, 2))
+    calls, real = [], model.crowd_reliability
+    monkeypatch.setattr(model, "crowd_reliability", lambda g, n_iter=200: calls.append(1) or real(g, n_iter))
+    skipped = model.fit_crowd(graph, TStudent(alpha=1.0), X0)
+    assert calls == []
+    monkeypatch.setattr(model, "SWITCH_MIN_SHARE", 0.0)  # a bound that lets it run: rho is computed, switches nobody
+    computed = model.fit_crowd(graph, TStudent(alpha=1.0), X0)
+    assert calls == [1]
+    np.testing.assert_array_equal(skipped.embedding, computed.embedding)
+    pd.testing.assert_frame_equal(skipped.posterior, computed.posterior)
