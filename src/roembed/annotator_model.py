@@ -307,9 +307,6 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
         n_rounds=rounds, converged=converged, n_iter=n_iter, gold_error=eps if model.has_gold else None)
 
 
-
-
-
 def query_sharers(graph: ComparisonGraph) -> np.ndarray:
     """Per annotator (sorted ids), whether they answered a query that another annotator answered too: the
     only annotators whose :func:`crowd_reliability` can differ from 0 (its denominator sums over such queries)."""
