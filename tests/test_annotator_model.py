@@ -308,17 +308,20 @@ def test_every_solve_of_the_annotator_stage_runs_on_one_blas_thread(spam, monkey
     threadpoolctl = pytest.importorskip("threadpoolctl")
     seen, original = [], lbfgs.two_loop_lbfgs
 
+    def blas_threads():
+        return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+
     def spy(*args, **kwargs):
-        seen.append(max(info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"))
+        seen.append(max(blas_threads()))
         return original(*args, **kwargs)
 
     monkeypatch.setattr(lbfgs, "two_loop_lbfgs", spy)
     graph = spam.train.aggregate()
     X0 = 0.1 * np.random.default_rng(0).standard_normal((graph.n_objects, 2))
     with blas_limit(2):
-        before = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+        before = blas_threads()
         result = fit_crowd(graph, TStudent(alpha=1.0), X0, alpha=1e-4)
-        after = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+        after = blas_threads()
     assert result.n_rounds >= 1 and len(seen) >= 1 + result.n_rounds  # the plain fit, then an M-step per round
     assert set(seen) == {1}
     assert after == before
