@@ -99,9 +99,11 @@ def test_the_choice_line_says_why_nothing_was_tuned_on_loose_data(underdetermine
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loose = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
+        loose = RobustOrdinalEmbedding(2, random_state=0).fit(underdetermined.train)
+        restarted = RobustOrdinalEmbedding(2, random_state=0, n_init=3).fit(underdetermined.train)
         explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None,
                                           random_state=0, n_init=1).fit(underdetermined.train)
     assert "chose loss ckl, weighting vote, refinement none, ridge 0.0001" in describe_choice(loose)
-    assert "(no tuning: too few queries to pin the map down)" in describe_choice(loose)
+    assert "(no tuning, one start: too few queries to pin the map down)" in describe_choice(loose)
+    assert "(no tuning, 3 starts: too few queries to pin the map down)" in describe_choice(restarted)
     assert "(no tuning)" in describe_choice(explicit)  # the user's choice: nothing to explain

@@ -165,7 +165,8 @@ def test_cv_with_folds_and_losses(planted):
     (dict(weighting="squared"), "weighting"), (dict(loss="nope"), "unknown loss"),
     (dict(init="mds"), "init"), (dict(init=np.zeros((3, 3))), "init has shape"),
     (dict(nonneg="yes"), "nonneg"), (dict(solver="sgd"), "solver"), (dict(alpha=-1.0), "alpha"),
-    (dict(max_iter=0), "max_iter"), (dict(n_components=0), "n_components"),
+    (dict(max_iter=0), "max_iter"), (dict(n_components=0), "n_components"), (dict(tol=-1e-6), "tol"),
+    (dict(tol="fast"), "tol"),
 ])
 def test_bad_parameters(planted, params, match):
     with pytest.raises(ValueError, match=match):

@@ -187,7 +187,8 @@ def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majori
         warnings.simplefilter("ignore")
         small = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train)
         assert continued == []  # under CONTINUE_EDGES: the refit from the start, as before
-        assert candidate_tols and set(candidate_tols) == {small.tol}  # ... and the candidates solved to tol
+        # ... and the candidates solved to tol ("auto": DEFAULT_TOL where the data pin the map down)
+        assert candidate_tols and set(candidate_tols) == {small.chosen_params_["tol"]} == {robust.DEFAULT_TOL}
         np.testing.assert_array_equal(small.embedding_, fitted.embedding_)
         candidate_tols.clear()
         monkeypatch.setattr(robust, "CONTINUE_EDGES", 0)
@@ -196,8 +197,8 @@ def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majori
     assert n_edges == len(large.graph_)  # the continued stage ran on every comparison, not the training part
     # the candidates' robust fits were a screen, stopped at SCREEN_TOL; the refinements from them and the
     # continued stage ran to the estimator's tol
-    assert set(candidate_tols) == {robust.SCREEN_TOL} and final_tol == large.tol < robust.SCREEN_TOL
-    assert refine_tols and set(refine_tols) == {large.tol}
+    assert set(candidate_tols) == {robust.SCREEN_TOL} and final_tol == large.chosen_params_["tol"] < robust.SCREEN_TOL
+    assert refine_tols and set(refine_tols) == {large.chosen_params_["tol"]}
     assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam}  # the same choice, the candidate's lam
     assert [(r["loss"], r["weighting"], r["refine"]) for r in large.tuning_results_] == \
         [(r["loss"], r["weighting"], r["refine"]) for r in fitted.tuning_results_]
@@ -560,14 +561,24 @@ def test_where_the_map_cannot_be_pinned_down_nothing_is_tuned_and_the_fit_is_ckl
     assert robust.tuned_params(fitted) == dict(loss="ckl", weighting="vote", refine=None, alpha=1e-4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # the same fit as asked for explicitly, restarts included: the default's restarts are CKL's own
-        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None,
-                                          random_state=0).fit(underdetermined.train)
-    assert len(fitted.restart_objectives_) == robust.AUTO_RESTARTS[2]
+        # the same fit as asked for explicitly: one start, to CKL's own tolerance
+        explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=1e-4, refine=None, n_init=1,
+                                          tol=1e-6, random_state=0).fit(underdetermined.train)
+    assert len(fitted.restart_objectives_) == 1 == c["n_init"] and c["tol"] == 1e-6
     np.testing.assert_array_equal(explicit.embedding_, fitted.embedding_)
     assert explicit.chosen_params_["too_few_queries"] is False
     _, _, alpha = fitted._fitted_objective()
     assert alpha == 1e-4
+
+
+def test_explicit_starts_and_tolerance_hold_where_the_map_cannot_be_pinned_down(underdetermined):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=3, tol=1e-9).fit(underdetermined.train)
+        auto = RobustOrdinalEmbedding(2, random_state=0).fit(underdetermined.train)
+    c = fitted.chosen_params_
+    assert c["too_few_queries"] and len(fitted.restart_objectives_) == 3 == c["n_init"] and c["tol"] == 1e-9
+    assert fitted.n_iter_ > auto.n_iter_  # three starts, run further
 
 
 def test_the_loose_ridge_is_read_from_loose_choice(underdetermined, monkeypatch):
@@ -577,7 +588,7 @@ def test_the_loose_ridge_is_read_from_loose_choice(underdetermined, monkeypatch)
         warnings.simplefilter("ignore")
         fitted = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(underdetermined.train)
         explicit = RobustOrdinalEmbedding(2, loss="ckl", weighting="vote", alpha=3e-4, refine=None, random_state=0,
-                                          n_init=1).fit(underdetermined.train)
+                                          n_init=1, tol=1e-6).fit(underdetermined.train)
     assert fitted.chosen_params_["alpha"] == 3e-4
     np.testing.assert_array_equal(explicit.embedding_, fitted.embedding_)
 

@@ -99,6 +99,9 @@ class LossEmbedding(OrdinalEmbedding):
         if self.init_scale != "auto":
             check_param("init_scale", self.init_scale, low=0, low_open=True)
         check_param("max_iter", self.max_iter, low=1, integer=True)
+        self._check_tol()
+
+    def _check_tol(self) -> None:
         check_param("tol", self.tol, low=0)
 
     def _alpha(self) -> float:
