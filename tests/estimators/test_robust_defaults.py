@@ -197,7 +197,8 @@ def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majori
     assert n_edges == len(large.graph_)  # the continued stage ran on every comparison, not the training part
     # the candidates' robust fits were a screen, stopped at SCREEN_TOL; the refinements from them and the
     # continued stage ran to the estimator's tol
-    assert set(candidate_tols) == {robust.SCREEN_TOL} and final_tol == large.chosen_params_["tol"] < robust.SCREEN_TOL
+    assert set(candidate_tols) == {robust.SCREEN_TOL}
+    assert final_tol == large.chosen_params_["tol"] < robust.SCREEN_TOL
     assert refine_tols and set(refine_tols) == {large.chosen_params_["tol"]}
     assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam}  # the same choice, the candidate's lam
     assert [(r["loss"], r["weighting"], r["refine"]) for r in large.tuning_results_] == \
