@@ -457,9 +457,9 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     best = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
     n_iter = result.n_iter + best.n_iter
     q0 = best.posterior[list(TYPES)].to_numpy().copy()
-    switch = (q0[:, 0] > 0.5) & query_sharers(graph)  # rho < 0 needs a query shared with another annotator
-    if switched_share(graph, switch) >= SWITCH_MIN_SHARE:
-        switch &= crowd_reliability(graph) < 0
+    could = (q0[:, 0] > 0.5) & query_sharers(graph)  # rho < 0 needs a query shared with another annotator
+    switch = could & (crowd_reliability(graph) < 0) if switched_share(graph, could) >= SWITCH_MIN_SHARE else \
+        np.zeros_like(could)
     if switch.any() and switched_share(graph, switch) >= SWITCH_MIN_SHARE:
         q0[switch] = (0.0, 1.0, 0.0)
         other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, initial_posterior=q0, **em)
