@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from roembed.annotator_model import crowd_reliability, fit_annotator_types, fit_crowd, likelihood_loss
+from roembed.annotator_model import TYPES, crowd_reliability, fit_annotator_types, fit_crowd, likelihood_loss
 from roembed.annotators import benjamini_hochberg, chance_tests, position_bias
 from roembed.data import Comparisons
 from roembed.estimators.competitors import TSTE
@@ -90,6 +90,13 @@ def test_objective_matches_its_formula_on_a_tiny_case():
 
     J = -(log_marginal([0, 1]) + log_marginal([2])) - np.sum((np.array([2.0, 1.5, 1.5]) - 1) * np.log(prior))
     assert res.objective_history[0] == pytest.approx(J / w.sum())
+    # the posterior returned is the E-step at the last round's embedding and prior, written out by hand
+    d_near, d_far = quadruplet_distances(res.embedding, C.quadruplets)
+    p = expit(loss.margin(d_near, d_far)[0])
+    for a, rows in (("a", [0, 1]), ("b", [2])):
+        lik = res.prior.to_numpy() * np.exp([np.sum(w[rows] * np.log(p[rows])), np.sum(w[rows] * np.log(1 - p[rows])),
+                                             np.sum(w[rows]) * np.log(0.5)])
+        np.testing.assert_allclose(res.posterior.loc[a, list(TYPES)].to_numpy(float), lik / lik.sum(), rtol=1e-12)
 
 
 def test_gold_answers_anchor_the_type():

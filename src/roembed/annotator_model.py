@@ -158,6 +158,10 @@ class _TypeModel:
         # gold answers: their log-probability under follows / inverts / random does not depend on X
         gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
         self.gold = ~np.isnan(gold)
+        self.w_ordinary = self.w * ~self.gold  # the responses whose probability depends on X
+        # log L_aR of the ordinary responses: the same in every round
+        self.random_loglik = np.bincount(self.who, weights=self.w_ordinary * np.full(len(self.w), np.log(0.5)),
+                                         minlength=len(self.ids))
         right, wrong = self.w * (gold == 1), self.w * (gold == 0)
         self.has_gold = bool(self.gold.any())
         share = gold_unit_share(responses.quadruplets, self.who, self.gold)
@@ -197,23 +201,20 @@ class _TypeModel:
     def log_likelihood(self, penalties, eps: float) -> np.ndarray:
         """``log L_ak`` (A, 3) at slip rate ``eps`` from :meth:`penalties`."""
         phi_fwd, phi_rev = penalties
-        n_ann = len(self.ids)
-        w = self.w * ~self.gold
-        per = lambda v: np.bincount(self.who, weights=w * v, minlength=n_ann)  # noqa: E731
-        ll = np.column_stack([per(-phi_fwd[self.edge]), per(-phi_rev[self.edge]), per(np.full(len(w), np.log(0.5)))])
+        per = lambda v: np.bincount(self.who, weights=self.w_ordinary * v, minlength=len(self.ids))  # noqa: E731
+        ll = np.column_stack([per(-phi_fwd[self.edge]), per(-phi_rev[self.edge]), self.random_loglik])
         return ll + self.gold_loglik(eps) if self.has_gold else ll
 
-    def objective(self, X, prior, eps: float) -> float:
-        """``J``; the right gold responses' ``phi`` counts too (a known direction, whoever answered)."""
+    def evaluate(self, X, prior, eps: float) -> tuple[float, np.ndarray]:
+        """``(J, q)``: the objective and the type posterior (the E-step) at ``(X, prior, eps)``, from one
+        evaluation of the penalties; the right gold responses' ``phi`` counts in ``J`` too (a known
+        direction, whoever answered)."""
         penalties = self.penalties(X)
         ll = self.log_likelihood(penalties, eps) + np.log(prior)
-        value = -logsumexp(ll, axis=1).sum() - ((self.c - 1.0) * np.log(prior)).sum() + self.gold_error_prior(eps)
+        norm = logsumexp(ll, axis=1, keepdims=True)
+        value = -norm.sum() - ((self.c - 1.0) * np.log(prior)).sum() + self.gold_error_prior(eps)
         value += np.dot(self.gold_fwd, penalties[0])
-        return float(value / self.total + self.alpha * np.vdot(X, X))
-
-    def e_step(self, X, prior, eps: float) -> np.ndarray:
-        ll = self.log_likelihood(self.penalties(X), eps) + np.log(prior)
-        return np.exp(ll - logsumexp(ll, axis=1, keepdims=True))
+        return float(value / self.total + self.alpha * np.vdot(X, X)), np.exp(ll - norm)
 
     def m_step_prior(self, q) -> np.ndarray:
         counts = q.sum(axis=0) + self.c - 1.0
@@ -225,9 +226,8 @@ class _TypeModel:
         Through :func:`~roembed.solvers.minimize_embedding`, as every other fit, so the solve runs with one
         BLAS thread: the two-loop recursion's dot products are memory-bound, and uncapped (OpenBLAS threads
         them from 10^4 numbers, ``n p`` here) they waited on the second core."""
-        per_response = self.w * ~self.gold
-        fwd = np.bincount(self.edge, weights=per_response * q[self.who, 0], minlength=len(self.graph))
-        rev = np.bincount(self.edge, weights=per_response * q[self.who, 1], minlength=len(self.graph))
+        fwd = np.bincount(self.edge, weights=self.w_ordinary * q[self.who, 0], minlength=len(self.graph))
+        rev = np.bincount(self.edge, weights=self.w_ordinary * q[self.who, 1], minlength=len(self.graph))
         fwd = fwd + self.gold_fwd
         objective = EdgeObjective(self.loss, None, None, fwd / self.total, len(self.graph.pairs), graph=self.graph,
                                   reverse_weight=rev / self.total, objects=self.objects)
@@ -278,26 +278,26 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     eps = GOLD_ERROR_START if estimate else float(gold_error)
     X = np.asarray(X0, dtype=np.float64)
     prior = prior_counts / prior_counts.sum()
-    history = [model.objective(X, prior, eps)]
+    if initial_posterior is not None:  # round 1 starts from these (history then starts after it)
+        q = np.asarray(initial_posterior, dtype=np.float64)
+        if q.shape != (len(model.ids), 3):
+            raise ValueError(f"initial_posterior must have shape {(len(model.ids), 3)}, got {q.shape}")
+        history = []
+    else:
+        value, q = model.evaluate(X, prior, eps)
+        history = [value]
     converged, n_iter, rounds = False, 0, 0
     for rounds in range(1, max_rounds + 1):
-        if rounds == 1 and initial_posterior is not None:
-            q = np.asarray(initial_posterior, dtype=np.float64)
-            if q.shape != (len(model.ids), 3):
-                raise ValueError(f"initial_posterior must have shape {(len(model.ids), 3)}, got {q.shape}")
-            history = []
-        else:
-            q = model.e_step(X, prior, eps)
         prior = model.m_step_prior(q)
         if estimate and model.has_gold:
             eps = model.m_step_gold_error(q)
         X, it = model.m_step_embedding(X, q, step_iter, step_tol)
         n_iter += it
-        history.append(model.objective(X, prior, eps))
+        value, q = model.evaluate(X, prior, eps)  # J after the round, and the next round's E-step
+        history.append(value)
         if len(history) >= 2 and history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
             converged = True
             break
-    q = model.e_step(X, prior, eps)
     counts = np.bincount(model.who, minlength=len(model.ids))
     posterior = pd.DataFrame(q, columns=list(TYPES), index=pd.Index(model.ids, name="annotator"))
     posterior.insert(0, "n_votes", counts)
@@ -310,13 +310,15 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
 def query_sharers(graph: ComparisonGraph) -> np.ndarray:
     """Per annotator (sorted ids), whether they answered a query that another annotator answered too: the
     only annotators whose :func:`crowd_reliability` can differ from 0 (its denominator sums over such queries)."""
+    from scipy.sparse import csr_matrix
+
     ids, who = annotator_index(graph.comparisons)
     query = np.asarray(graph.edge_query)[np.asarray(graph.response_edge)]
-    n = max(len(graph), 1)
-    pairs = np.unique(who.astype(np.int64) * n + query)  # distinct (annotator, query)
-    shared = np.bincount(pairs % n, minlength=n) >= 2
+    # one row per query, one entry per distinct annotator (building the matrix sums repeated entries)
+    answered = csr_matrix((np.ones(len(who), np.int32), (query, who)), shape=(max(len(graph), 1), len(ids)))
+    per_query = np.diff(answered.indptr)
     out = np.zeros(len(ids), dtype=bool)
-    out[(pairs // n)[shared[pairs % n]]] = True
+    out[answered.indices[np.repeat(per_query >= 2, per_query)]] = True
     return out
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roembed.data import Comparisons, canonical_quadruplets
+from roembed.data import Comparisons, InvalidComparisonsError, annotator_index, canonical_quadruplets
 
 N_OBJECTS = 6
 
@@ -137,6 +137,68 @@ def test_a_scaled_graph_keeps_its_edges_and_says_how_much_of_each_query_is_left(
     for bad in ([1.0] * 4, [1.0, 1.0, 1.0, 1.0, 1.5], [1.0, 1.0, 1.0, 1.0, -0.1]):
         with pytest.raises(ValueError, match="factor must be 5 numbers in"):
             graph.scaled(bad)
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons(), st.data())
+def test_a_scaled_graph_is_what_aggregating_the_scaled_responses_gives(c, data):
+    # scaled reuses the graph's edges and cached structure: they must be what aggregating anew builds, bit for bit
+    factor = np.array(data.draw(st.lists(st.floats(0, 1), min_size=len(c), max_size=len(c))))
+    graph = c.aggregate()
+    graph.edge_query  # cached before scaling (with reverse_edge), as the annotator stage has them
+    scaled, fresh = graph.scaled(factor), c.with_weight(c.weight * factor).aggregate()
+    for name in ("pairs", "edge_pairs", "response_edge", "votes", "n_responses", "reverse_edge", "edge_query",
+                 "edges", "copies"):
+        a, b = getattr(scaled, name), getattr(fresh, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+    assert scaled.comparisons.annotator is c.annotator and not graph.votes is scaled.votes
+    np.testing.assert_array_equal(graph.votes, c.aggregate().votes)  # the graph itself unchanged
+    keep = graph.edge_query[graph.response_edge] % 2 == 0  # whole queries
+    if keep.any():  # a cut-out graph (its parent's pairs) is aggregated anew: the same edges and votes
+        sub = graph.subgraph(keep).scaled(factor[keep])
+        ref = c[keep].with_weight(c.weight[keep] * factor[keep]).aggregate()
+        assert sub.edges.tolist() == ref.edges.tolist()
+        np.testing.assert_array_equal(sub.votes, ref.votes)
+
+
+def test_with_weight_checks_only_the_new_weights_and_keeps_the_rest():
+    c = Comparisons([[0, 1, 2], [1, 2, 0], [2, 0, 1]], annotator=[10, 9, 10], gold=[1.0, np.nan, 0.0],
+                    object_names=["x", "y", "z"], extra={"sampler": np.array(["a", "b", "a"])})
+    w = c.with_weight([0.5, 1.0, 2.0], copies=[1.0, 2.0, 1.0])
+    assert w.weight.tolist() == [0.5, 1.0, 2.0] and w.copies.tolist() == [1.0, 2.0, 1.0]
+    assert c.weight.tolist() == [1.0] * 3 and c.copies.tolist() == [1.0] * 3  # the original unchanged
+    assert w.annotator.tolist() == [10, 9, 10] and w.object_names == ("x", "y", "z")
+    assert w.extra["sampler"].tolist() == ["a", "b", "a"] and np.isnan(w.gold[1]) and not w.weight.flags.writeable
+    with pytest.raises(InvalidComparisonsError, match="row 1"):
+        c.with_weight([1.0, -1.0, 1.0])
+    with pytest.raises(InvalidComparisonsError):
+        c.with_weight([1.0, 1.0])
+    with pytest.raises(InvalidComparisonsError, match="row 2"):
+        c.with_weight([1.0, 1.0, 1.0], copies=[1.0, 1.0, 0.0])
+
+
+def test_annotator_index_is_kept_read_only_and_follows_the_rows():
+    c = Comparisons([[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]], annotator=["b", "a", "b", "c"])
+    ids, who = annotator_index(c)
+    assert ids.tolist() == ["a", "b", "c"] and who.tolist() == [1, 0, 1, 2]
+    assert not who.flags.writeable and annotator_index(c)[1] is who
+    assert annotator_index(c.with_weight([2.0] * 4))[1] is who  # the same responses: the same index
+    sub_ids, sub_who = annotator_index(c[[1, 3]])
+    assert sub_ids.tolist() == ["a", "c"] and sub_who.tolist() == [0, 1]
+
+
+def test_edge_table_lists_each_edges_distinct_annotators_sorted_as_text():
+    # edge (0,1,0,2) has annotators 10, 9, 10: listed once each, "10" before "9" as text
+    c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2, 0]], annotator=[10, 9, 10, 7],
+                    extra={"sampler": np.array(["r", "u", "r", "r"])})
+    graph = c.aggregate()
+    first = graph.edges.tolist().index([0, 1, 0, 2])
+    table = graph.edge_table([1 - first, first])  # in the order asked
+    assert table["edge"].tolist() == [1 - first, first]
+    assert table["annotators"].tolist() == ["7", "10;9"] and table["sampler"].tolist() == ["r", "r;u"]
+    assert table["votes"].tolist() == [1.0, 3.0] and table["n_responses"].tolist() == [1, 3]
+    assert graph.edge_table([]).empty and list(graph.edge_table([]).columns) == list(table.columns)
 
 
 def _assert_same_edges(sub, ref):
