@@ -152,17 +152,18 @@ def read_names(source) -> tuple[str, ...]:
 
 
 def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
-    """A headerless file whose rows end early mixes triplets and quadruplets."""
+    """A headerless file whose rows end early: with 3 and 4 fields, triplets and quadruplets mixed; with named
+    columns, a row that is not split like the others (e.g. commas in a tab-separated file)."""
     present = frame.notna().to_numpy()
     width = present.sum(axis=1)
     trailing_gap = (present == (np.arange(frame.shape[1]) < width[:, None])).all(axis=1)
     short = trailing_gap & (width > 0) & (width < frame.shape[1])
     if short.any():
         r = int(np.flatnonzero(short)[0])
-        raise InvalidComparisonsError(
-            f"{where(r)}: has {width[r]} indices but other rows have {frame.shape[1]}: "
-            "triplets (3) and quadruplets (4) cannot be mixed in one file"
-        )
+        mixed = ": triplets (3) and quadruplets (4) cannot be mixed in one file" \
+            if {int(width[r]), frame.shape[1]} == {3, 4} else ""
+        fields = "1 field" if width[r] == 1 else f"{width[r]} fields"
+        raise InvalidComparisonsError(f"{where(r)}: has {fields} but other rows have {frame.shape[1]}{mixed}")
 
 
 def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | None, bool]:
