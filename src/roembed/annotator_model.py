@@ -257,8 +257,9 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
         still changing and lets the next E-step update them: on THINGS with fakes (exploration draws 104-112,
         126 fits) the first rounds had run to the old cap of 100 iterations for weights the next round
         changed; with 30 the fit took 7% less time (spammer and lazy cells with 25% fakes 15-20%), accuracy
-        -0.0002 (standard error 0.0003); the random-triplet crowds of ``bench_annotators_scale.py`` (seeds 101,
-        102) kept their errors and times (docs/annotators.md, "Shorter M-steps").
+        -0.0002 (standard error 0.0003); on the random-triplet crowds of ``bench_annotators_scale.py``, whose
+        M-steps were mostly shorter already, 10 of 12 errors stayed bit for bit and the medians did not move
+        (docs/annotators.md, "The annotator stage's fixed costs, and shorter M-steps").
     gold : (m,) array of 1 / 0 / NaN, optional: known-answer responses (see the module docstring).
     gold_error : "auto" or float in (0, 0.5): the probability that an annotator who follows still gets a gold
         question wrong; "auto" estimates it in the EM (from 0.05, see the module docstring).
