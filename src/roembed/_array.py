@@ -49,8 +49,10 @@ class NumpyOps:
 
     @staticmethod
     def scatter_add(out, index, values):
-        """``out[index] += values``, repeated indices accumulating."""
-        return _scatter_add(out, index, np.broadcast_to(values, index.shape))
+        """``out[index] += values``, repeated indices accumulating (``values`` a scalar or like ``index``)."""
+        if np.shape(values) != index.shape:
+            values = np.broadcast_to(values, index.shape)
+        return _scatter_add(out, index, values)
 
 
 class TorchOps:

@@ -1,6 +1,7 @@
 """Factored solver: full-batch L-BFGS on the embedding ``X`` (n x p)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,8 +119,10 @@ class NumpyVectors:
 
     @staticmethod
     def curvature(s, y):
-        """``(s.y, ||s||, ||y||, y.y)`` of a step and its gradient change."""
-        return float(np.dot(s, y)), float(np.linalg.norm(s)), float(np.linalg.norm(y)), float(np.dot(y, y))
+        """``(s.y, ||s||, ||y||, y.y)`` of a step and its gradient change (the norms as ``np.linalg.norm`` computes
+        them, ``sqrt(x.x)``, without its checks)."""
+        yy = float(np.dot(y, y))
+        return float(np.dot(s, y)), math.sqrt(float(np.dot(s, s))), math.sqrt(yy), yy
 
     direction = staticmethod(two_loop_direction)
 
