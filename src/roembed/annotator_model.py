@@ -160,8 +160,7 @@ class _TypeModel:
         self.gold = ~np.isnan(gold)
         self.w_ordinary = self.w * ~self.gold  # the responses whose probability depends on X
         # log L_aR of the ordinary responses: the same in every round
-        self.random_loglik = np.bincount(self.who, weights=self.w_ordinary * np.full(len(self.w), np.log(0.5)),
-                                         minlength=len(self.ids))
+        self.random_loglik = np.bincount(self.who, weights=self.w_ordinary * np.log(0.5), minlength=len(self.ids))
         right, wrong = self.w * (gold == 1), self.w * (gold == 0)
         self.has_gold = bool(self.gold.any())
         share = gold_unit_share(responses.quadruplets, self.who, self.gold)

@@ -152,7 +152,7 @@ def test_a_scaled_graph_is_what_aggregating_the_scaled_responses_gives(c, data):
                  "edges", "copies"):
         a, b = getattr(scaled, name), getattr(fresh, name)
         assert a.dtype == b.dtype and np.array_equal(a, b), name
-    assert scaled.comparisons.annotator is c.annotator and not graph.votes is scaled.votes
+    assert scaled.comparisons.annotator is c.annotator and graph.votes is not scaled.votes
     np.testing.assert_array_equal(graph.votes, c.aggregate().votes)  # the graph itself unchanged
     keep = graph.edge_query[graph.response_edge] % 2 == 0  # whole queries
     if keep.any():  # a cut-out graph (its parent's pairs) is aggregated anew: the same edges and votes
