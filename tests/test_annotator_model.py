@@ -183,6 +183,60 @@ def coordinated_inverters(seed=5, n=150, n_queries=300, n_honest=12, n_inverters
     return Comparisons(np.vstack(rows), n_objects=n, annotator=np.array(who)), X
 
 
+def test_an_em_continued_is_the_uninterrupted_em():
+    """fit_crowd stops its first start after SWITCH_ROUNDS rounds and continues it: the rounds that follow
+    are those of one call, to the bit, also from type probabilities in Fortran order (as a DataFrame's values
+    can be: with 150 annotators NumPy sums such a column in another order than a C-ordered one)."""
+    crowd = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=10, votes=(4, 8), rate=0.25,
+                           model="spammers", n_annotators=150, random_state=3)
+    graph = crowd.train.aggregate()
+    loss = TStudent(alpha=1.0)
+    X0 = TSTE(2, random_state=0).fit(crowd.train).embedding_
+    whole = fit_annotator_types(graph, X0, loss, tol=1e-7)
+    assert whole.converged and whole.n_rounds > 3
+    head = fit_annotator_types(graph, X0, loss, tol=1e-7, max_rounds=2)
+    assert not head.converged and head.n_rounds == 2
+    q = np.asfortranarray(head.posterior[list(TYPES)].to_numpy())
+    tail = fit_annotator_types(graph, head.embedding, loss, tol=1e-7, initial_posterior=q,
+                               history=head.objective_history)
+    np.testing.assert_array_equal(tail.embedding, whole.embedding)
+    np.testing.assert_array_equal(tail.objective_history, whole.objective_history)
+    pd.testing.assert_frame_equal(tail.posterior, whole.posterior, check_exact=True)
+    pd.testing.assert_series_equal(tail.prior, whole.prior, check_exact=True)
+    assert tail.converged and tail.n_rounds == whole.n_rounds - 2 and head.n_iter + tail.n_iter == whole.n_iter
+    # the memory order of the given probabilities changes no bit (on spread-out values, whose sums differ by order)
+    spread = np.random.default_rng(0).dirichlet(np.ones(3), size=len(whole.posterior))
+    assert not np.array_equal(spread.sum(axis=0), np.asfortranarray(spread).sum(axis=0))
+    c_order, f_order = (fit_annotator_types(graph, X0, loss, max_rounds=1, initial_posterior=s)
+                        for s in (spread, np.asfortranarray(spread)))
+    pd.testing.assert_series_equal(c_order.prior, f_order.prior, check_exact=True)
+    np.testing.assert_array_equal(c_order.embedding, f_order.embedding)
+
+
+def test_an_em_behind_another_start_gives_up(spam):
+    """give_up_above: the EM stops, unconverged, at the first round where it lies above that value by more
+    than GIVE_UP_ROUNDS times its last decrease (its rounds until then are the full run's); ahead, nothing
+    changes."""
+    from roembed.annotator_model import GIVE_UP_ROUNDS, hopeless
+
+    assert hopeless([0.60, 0.599], 0.40) and not hopeless([0.60, 0.599], 0.55) and not hopeless([0.6], 0.0)
+    # 0.01 a round: the bound lies GIVE_UP_ROUNDS such decreases below the last value
+    assert not hopeless([0.60, 0.59], 0.59 - 0.9 * 0.01 * GIVE_UP_ROUNDS)
+    assert hopeless([0.60, 0.59], 0.59 - 1.1 * 0.01 * GIVE_UP_ROUNDS)
+    graph = spam.train.aggregate()
+    loss = TStudent(alpha=1.0)
+    X0 = TSTE(2, random_state=0).fit(spam.train).embedding_
+    whole = fit_annotator_types(graph, X0, loss, tol=1e-7)
+    ahead = fit_annotator_types(graph, X0, loss, tol=1e-7, give_up_above=whole.objective_history[-1] + 1.0)
+    np.testing.assert_array_equal(ahead.objective_history, whole.objective_history)
+    far_below = whole.objective_history[-1] - 0.01
+    behind = fit_annotator_types(graph, X0, loss, tol=1e-7, give_up_above=far_below)
+    h = behind.objective_history
+    assert not behind.converged and behind.n_rounds < whole.n_rounds and hopeless(h, far_below)
+    assert not hopeless(h[:-1], far_below)  # it gave up at the first such round
+    np.testing.assert_array_equal(h, whole.objective_history[: len(h)])
+
+
 def test_coordinated_inverters_need_the_crowd_start():
     C, _ = coordinated_inverters()
     graph = C.aggregate()
@@ -217,8 +271,9 @@ def test_crowd_start_needs_a_share_of_the_answers(monkeypatch, switched, runs):
     starts = []
     real = model.fit_annotator_types
 
-    def counted(*args, **kwargs):
-        starts.append(kwargs.get("initial_posterior") is not None)
+    def counted(*args, **kwargs):  # a second start: type probabilities given, no earlier rounds
+        if kwargs.get("history") is None:
+            starts.append(kwargs.get("initial_posterior") is not None)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(model, "fit_annotator_types", counted)

@@ -93,6 +93,8 @@ GOLD_ERROR_PRIOR = (1.0, 19.0)  # Beta(2, 20) on the honest slip rate, as pseudo
 GOLD_ERROR_START = 0.05  # the prior's mode: where the estimate starts
 GOLD_ERROR_MIN, GOLD_ERROR_MAX = 1e-4, 0.45  # the estimate's range: below 1/2, where follows and inverts swap
 SWITCH_MIN_SHARE = 0.05  # fit_crowd's second start needs the switched annotators to give this share of the answers
+SWITCH_ROUNDS = 2  # fit_crowd decides on the second start after this many rounds of the first
+GIVE_UP_ROUNDS = 100  # an EM behind another's final J by this many of its last round's decrease is given up
 
 
 def gold_unit_share(quadruplets, who, gold) -> np.ndarray:
@@ -239,7 +241,8 @@ class _TypeModel:
 def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float = 0.0,
                         prior_counts=(2.0, 1.5, 1.5), max_rounds: int = 30, tol: float = 1e-5,
                         step_iter: int = 30, step_tol: float = 1e-6, gold=None,
-                        gold_error="auto", initial_posterior=None) -> AnnotatorTypes:
+                        gold_error="auto", initial_posterior=None, history=None,
+                        give_up_above=None) -> AnnotatorTypes:
     """Generalised EM for the annotator-type model (see the module docstring) from the embedding ``X0``.
 
     Parameters
@@ -265,6 +268,14 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     initial_posterior : (A, 3) array, optional
         Type probabilities (annotators in sorted id order) used instead of the first E-step: another
         starting point for the same objective (``objective_history`` then starts after round 1).
+    history : sequence of float, optional
+        ``objective_history`` of earlier rounds, to continue an EM: with ``X0`` and ``initial_posterior``
+        the embedding and posterior that those rounds ended with, the rounds that follow are those one
+        call with more ``max_rounds`` would have run (the convergence test sees the earlier values; the
+        returned history includes them, ``n_rounds`` and ``n_iter`` count only the new rounds).
+    give_up_above : float, optional
+        ``J`` reached by another start: stop, not converged, once ``J`` lies above it by more than
+        ``GIVE_UP_ROUNDS`` (100) times the last round's decrease (:func:`hopeless`).
     """
     if graph.comparisons.annotator is None:
         raise ValueError("annotator types need comparisons with annotator ids")
@@ -285,10 +296,10 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     X = np.asarray(X0, dtype=np.float64)
     prior = prior_counts / prior_counts.sum()
     if initial_posterior is not None:  # round 1 starts from these (history then starts after it)
-        q = np.asarray(initial_posterior, dtype=np.float64)
+        q = np.array(initial_posterior, dtype=np.float64, order="C")  # C order: the prior sums in the same order
         if q.shape != (len(model.ids), 3):
             raise ValueError(f"initial_posterior must have shape {(len(model.ids), 3)}, got {q.shape}")
-        history = []
+        history = [] if history is None else [float(v) for v in history]
     else:
         value, q = model.evaluate(X, prior, eps)
         history = [value]
@@ -304,6 +315,8 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
         if len(history) >= 2 and history[-2] - history[-1] <= tol * max(abs(history[-1]), 1e-12):
             converged = True
             break
+        if give_up_above is not None and hopeless(history, give_up_above):
+            break
     counts = np.bincount(model.who, minlength=len(model.ids))
     posterior = pd.DataFrame(q, columns=list(TYPES), index=pd.Index(model.ids, name="annotator"))
     posterior.insert(0, "n_votes", counts)
@@ -311,6 +324,14 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
         embedding=X, posterior=posterior, prior=pd.Series(prior, index=list(TYPES), name="prior"),
         response_weight=model.w * q[model.who, 0], objective_history=np.asarray(history),
         n_rounds=rounds, converged=converged, n_iter=n_iter, gold_error=eps if model.has_gold else None)
+
+
+def hopeless(history, other: float) -> bool:
+    """Whether an EM whose ``J`` values are ``history`` cannot catch up with another start's final ``J``
+    ``other``: it lies above it by more than ``GIVE_UP_ROUNDS`` (100) times its last round's decrease.  EM's
+    decreases shrink as it converges, so such a run would end above ``other`` unless they grew a
+    hundredfold; the caller keeps the other start's result."""
+    return len(history) >= 2 and history[-1] - other > GIVE_UP_ROUNDS * (history[-2] - history[-1])
 
 
 def query_sharers(graph: ComparisonGraph) -> np.ndarray:
@@ -435,15 +456,15 @@ def plain_likelihood_fit(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: f
 
 
 def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0, gold=None, max_iter: int = 1000,
-              tol: float = 1e-6, **em) -> AnnotatorTypes:
+              tol: float = 1e-6, max_rounds: int = 30, **em) -> AnnotatorTypes:
     """The annotator stage of :class:`~roembed.RobustOrdinalEmbedding`: the EM of
     :func:`fit_annotator_types` from two starting points, keeping the one with the lower objective ``J``.
 
     1. A plain fit of the likelihood ``loss`` from ``X0`` (every response counted), then EM.
     2. EM from the same embedding, with the first round's type probabilities those that start 1
-       ended with, except that annotators it found following but whom the other annotators
-       contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting.  This start matters
-       when fakes are coordinated and numerous enough that the plain fit bends toward them (on
+       reached after ``SWITCH_ROUNDS`` (2) rounds, except that annotators it found following but whom the
+       other annotators contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting.  This start
+       matters when fakes are coordinated and numerous enough that the plain fit bends toward them (on
        THINGS with 25% inverting fakes, start 1 ends in a local minimum of ``J`` where the fakes
        "follow"; they give 29% of the answers).  It is skipped when there is no such annotator, or when
        they give less than ``SWITCH_MIN_SHARE`` (5%) of the response weight: so few answers cannot bend
@@ -455,6 +476,14 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
        (Starting from ``rho`` itself was tried: there ``J`` preferred an embedding bent to fit a third
        of the random fakes.)
 
+    Then start 1 continues (the same rounds as one uninterrupted EM) unless it is :func:`hopeless` against
+    start 2's final ``J``, and gives up once it is.  Without a second start the result is the single EM's
+    to the bit.  Deciding after two rounds instead of at start 1's end, and giving start 1 up: on THINGS
+    with 25% inverting fakes (exploration draws 104-112, 18 fits) the default fit took 508 instead of 603
+    L-BFGS iterations (medians) and 14% less time, switching the same 133 fakes, with test accuracy
+    +0.0007 (standard error 0.0009); start 1 had ended at ``J`` 0.58 and start 2 at 0.40
+    (docs/annotators.md, "Deciding on the second start after two rounds").
+
     ``rho`` is computed only where the second start could run: an annotator who shares no query with another
     has ``rho = 0`` (:func:`query_sharers`), so when the following annotators who share one give less than
     ``SWITCH_MIN_SHARE`` of the weight, the switched ones would too.  Where queries are rarely answered twice
@@ -462,22 +491,36 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     answers; the result is the same.
     """
     result = plain_likelihood_fit(graph, loss, X0, alpha=alpha, max_iter=max_iter, tol=tol)
-    best = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, **em)
-    n_iter = result.n_iter + best.n_iter
-    q0 = best.posterior[list(TYPES)].to_numpy().copy()
+    first = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold,
+                                max_rounds=min(SWITCH_ROUNDS, max_rounds), **em)
+    n_iter = result.n_iter + first.n_iter
+    q0 = first.posterior[list(TYPES)].to_numpy()
     could = (q0[:, 0] > 0.5) & query_sharers(graph)  # rho < 0 needs a query shared with another annotator
     switch = could & (crowd_reliability(graph) < 0) if switched_share(graph, could) >= SWITCH_MIN_SHARE else \
         np.zeros_like(could)
+    other = None
     if switch.any() and switched_share(graph, switch) >= SWITCH_MIN_SHARE:
-        q0[switch] = (0.0, 1.0, 0.0)
-        other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, initial_posterior=q0, **em)
+        q_switched = q0.copy()
+        q_switched[switch] = (0.0, 1.0, 0.0)
+        other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, max_rounds=max_rounds,
+                                    initial_posterior=q_switched, **em)
         n_iter += other.n_iter
-        if other.objective_history[-1] < best.objective_history[-1]:
-            best = other
+    best = first
+    J_other = None if other is None else float(other.objective_history[-1])
+    rounds_left = max_rounds - first.n_rounds
+    behind = other is not None and hopeless(first.objective_history, J_other)
+    if not first.converged and rounds_left > 0 and not behind:
+        best = fit_annotator_types(graph, first.embedding, loss, alpha=alpha, gold=gold, max_rounds=rounds_left,
+                                   initial_posterior=q0, history=first.objective_history, give_up_above=J_other,
+                                   **em)
+        n_iter += best.n_iter
+        best.n_rounds += first.n_rounds
+    if other is not None and J_other < best.objective_history[-1]:
+        best = other
     best.n_iter = n_iter
     return best
 
 
 __all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "crowd_reliability",
-           "fit_annotator_types", "fit_crowd", "heterogeneity_test", "likelihood_loss", "plain_likelihood_fit",
-           "query_sharers", "TYPES"]
+           "fit_annotator_types", "fit_crowd", "heterogeneity_test", "hopeless", "likelihood_loss",
+           "plain_likelihood_fit", "query_sharers", "TYPES"]
