@@ -237,6 +237,27 @@ def test_an_em_behind_another_start_gives_up(spam):
     np.testing.assert_array_equal(h, whole.objective_history[: len(h)])
 
 
+def test_fit_crowd_without_a_second_start_is_one_em(spam, monkeypatch):
+    """Without a second start (here: none allowed), fit_crowd's first start, stopped after SWITCH_ROUNDS rounds
+    (here one, as this EM converges in two) and continued, is the EM of one fit_annotator_types call from the
+    plain fit, to the bit."""
+    import roembed.annotator_model as model
+
+    monkeypatch.setattr(model, "SWITCH_MIN_SHARE", 1.01)
+    monkeypatch.setattr(model, "SWITCH_ROUNDS", 1)
+    graph = spam.train.aggregate()
+    loss = TStudent(alpha=1.0)
+    X0 = 0.1 * np.random.default_rng(0).standard_normal((spam.train.n_objects, 2))
+    plain = model.plain_likelihood_fit(graph, loss, X0)
+    one = fit_annotator_types(graph, plain.solution, loss)
+    assert one.n_rounds > model.SWITCH_ROUNDS  # the continuation runs
+    crowd = fit_crowd(graph, loss, X0)
+    np.testing.assert_array_equal(crowd.embedding, one.embedding)
+    np.testing.assert_array_equal(crowd.objective_history, one.objective_history)
+    pd.testing.assert_frame_equal(crowd.posterior, one.posterior, check_exact=True)
+    assert crowd.n_rounds == one.n_rounds and crowd.n_iter == plain.n_iter + one.n_iter
+
+
 def test_coordinated_inverters_need_the_crowd_start():
     C, _ = coordinated_inverters()
     graph = C.aggregate()
