@@ -204,6 +204,8 @@ def test_an_em_continued_is_the_uninterrupted_em():
     pd.testing.assert_frame_equal(tail.posterior, whole.posterior, check_exact=True)
     pd.testing.assert_series_equal(tail.prior, whole.prior, check_exact=True)
     assert tail.converged and tail.n_rounds == whole.n_rounds - 2 and head.n_iter + tail.n_iter == whole.n_iter
+    with pytest.raises(ValueError, match="initial_posterior"):  # rounds to continue need the posterior they ended with
+        fit_annotator_types(graph, head.embedding, loss, history=head.objective_history)
     # the memory order of the given probabilities changes no bit (on spread-out values, whose sums differ by order)
     spread = np.random.default_rng(0).dirichlet(np.ones(3), size=len(whole.posterior))
     assert not np.array_equal(spread.sum(axis=0), np.asfortranarray(spread).sum(axis=0))

@@ -295,6 +295,8 @@ def fit_annotator_types(graph: ComparisonGraph, X0, loss: Loss, *, alpha: float 
     eps = GOLD_ERROR_START if estimate else float(gold_error)
     X = np.asarray(X0, dtype=np.float64)
     prior = prior_counts / prior_counts.sum()
+    if history is not None and initial_posterior is None:
+        raise ValueError("history continues an EM: give the posterior its rounds ended with (initial_posterior)")
     if initial_posterior is not None:  # round 1 starts from these (history then starts after it)
         q = np.array(initial_posterior, dtype=np.float64, order="C")  # C order: the prior sums in the same order
         if q.shape != (len(model.ids), 3):

@@ -269,7 +269,7 @@ class EdgeObjective:
         """
         X, n_edges = distances._embedding(X), len(self)
         # one thread below 2 * THREAD_EDGES edges whatever the count (not asked for: 10 us an evaluation)
-        threads = 1 if n_edges < 2 * THREAD_EDGES else max(1, min(threads or default_threads(), n_edges // THREAD_EDGES))
+        threads = 1 if n_edges < 2 * THREAD_EDGES else min(threads or default_threads(), n_edges // THREAD_EDGES)
         if threads == 1 and len(distances) <= n_edges:
             return self._pair_value_and_grad(X, distances)
         objects, ahead = self._objects(distances), prefetch_ahead(X)

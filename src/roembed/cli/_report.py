@@ -140,10 +140,6 @@ def chosen_params(estimator) -> dict | None:
             for k, v in chosen.items()}
 
 
-def starts(n_init) -> str:
-    return "one start" if n_init == 1 else f"{n_init} starts"
-
-
 def describe_choice(estimator) -> str | None:
     """One line saying what the self-tuning default chose, e.g. for ``roembed fit`` and ``demo``."""
     chosen = chosen_params(estimator)
@@ -154,9 +150,11 @@ def describe_choice(estimator) -> str | None:
     if getattr(estimator, "refine", None) == "auto" and tuned and \
             all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
         refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
+    n_init = chosen.get("n_init")
+    starts = "one start" if n_init == 1 else f"{n_init} starts"
     how = (f"validation on held-out queries, {len(tuned)} candidates" if tuned else
-           f"no tuning, {starts(chosen.get('n_init'))}: too few queries to pin the map down"
-           if chosen.get("too_few_queries") else "no tuning")
+           f"no tuning, {starts}: too few queries to pin the map down" if chosen.get("too_few_queries") else
+           "no tuning")
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
     gold, slips = chosen.get("gold_answers") or 0, chosen.get("gold_error")
