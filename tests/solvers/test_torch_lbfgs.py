@@ -283,3 +283,37 @@ def test_shifts_on_the_torch_solvers_device_are_numpys():
     np.testing.assert_allclose(in_float32, expected, rtol=1e-5, atol=1e-6)
     plain, _, _ = _problem("soe", cap=None, seed=7)
     assert shifts(plain, distances, X, solver="torch", device="cpu") is None
+
+
+def test_shifts_read_the_kernels_distances_where_an_evaluation_would(monkeypatch):
+    """TorchObjective.gamma takes the distances from the fused gather kernel when one is in use (the eager
+    gather of a chunk's coordinates doubled the device peak), and from the eager pass otherwise; the same
+    shifts either way (the eager distances stand in for the kernel here, so this runs without a GPU)."""
+    from roembed.solvers import torch_lbfgs
+
+    objective, distances, X = _problem("soe", cap=0.3, seed=7)
+    tobj = TorchObjective(objective, distances, "cpu", "float64")
+    calls = []
+
+    def gather(X, q):
+        calls.append(len(q))
+        return torch_lbfgs.edge_sq_distances(X, q)
+
+    eager = tobj.gamma(tobj.tensor(X))
+    monkeypatch.setattr(tobj, "_kernels", lambda: (gather, None))
+    fused = tobj.gamma(tobj.tensor(X))
+    assert sum(calls) == len(objective)
+    torch.testing.assert_close(fused, eager, rtol=0, atol=0)
+    np.testing.assert_allclose(eager.numpy(), objective.embedding_shifts(X, distances), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_shifts_on_cuda_are_numpys():  # pragma: no cover - runs where a GPU exists
+    from roembed.solvers import shifts
+
+    objective, distances, X = _problem("soe", cap=0.3, seed=7)
+    expected = objective.embedding_shifts(X, distances)
+    on_cuda = shifts(objective, distances, X, solver="torch", device="cuda", dtype="float64")
+    np.testing.assert_allclose(on_cuda, expected, rtol=1e-10, atol=1e-12)
+    in_float32 = shifts(objective, distances, X, solver="torch", device="cuda", dtype="float32")
+    np.testing.assert_array_equal(in_float32 != 0, expected != 0)
