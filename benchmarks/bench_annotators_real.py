@@ -204,14 +204,9 @@ def query_keys(quads, n_objects: int) -> np.ndarray:
 
 
 def keep_objects(comparisons, used):
-    """The same responses over the objects ``used`` only (renumbered in order)."""
-    from roembed.data import Comparisons
-
-    index = np.full(comparisons.n_objects, -1, dtype=np.int64)
-    index[used] = np.arange(len(used))
-    names = None if comparisons.object_names is None else [comparisons.object_names[o] for o in used]
-    return Comparisons(index[comparisons.quadruplets], n_objects=len(used), weight=comparisons.weight,
-                       annotator=comparisons.annotator, object_names=names)
+    """The same responses (and their annotators and screen positions) over the objects ``used`` only
+    (sorted; renumbered in order)."""
+    return comparisons.take_objects(used)
 
 
 def timed(fit):

@@ -141,10 +141,23 @@ def _reasons(table: pd.DataFrame, fdr: float, crowd: float, reference: float) ->
         if row.get("p_follows", 1.0) < 0.5:
             kind = "inverts" if row["p_inverts"] > row["p_random"] else "random"
             why.append(f"annotator model: P({kind}) = {row['p_' + kind]:.2f}")
+        if why and row.get("position_biased", False):
+            why.append(f"picks screen position {row['top_position']} in {row['top_position_answers']} of "
+                       f"{row['n_units']} answers (q = {row['q_position']:.2g})")
         if why and row.get("gold_answers", 0) > 0:
             why.append(f"known-answer responses: {row['gold_right']} of {row['gold_answers']} right")
         out.append("; ".join(why))
     return out
+
+
+def position_test(counts):
+    """``(top, c, n, p)`` per row of ``counts`` (annotators x ``k`` positions, answers at each): the most picked
+    position, how often, the answers in all, and the p-value of that count under ``Binomial(n, 1/k)`` times ``k``
+    (Bonferroni over the positions; 1 without answers)."""
+    counts = np.asarray(counts)
+    k = counts.shape[1]
+    n, top, c = counts.sum(axis=1), counts.argmax(axis=1), counts.max(axis=1)
+    return top, c, n, np.where(n > 0, np.minimum(binom.sf(c - 1, n, 1.0 / k) * k, 1.0), 1.0)
 
 
 def position_bias(position, annotator, *, n_positions: int | None = None, fdr: float = SUSPECT_FDR) -> pd.DataFrame:
@@ -170,12 +183,9 @@ def position_bias(position, annotator, *, n_positions: int | None = None, fdr: f
     if k < 2 or len(positions) > k:
         raise ValueError(f"need at least 2 positions and at most n_positions={k}, got {len(positions)}")
     ids, who = np.unique(annotator, return_inverse=True)
-    counts = np.zeros((len(ids), len(positions)), dtype=np.int64)
+    counts = np.zeros((len(ids), k), dtype=np.int64)
     np.add.at(counts, (who.reshape(-1), pos.reshape(-1)), 1)
-    n = counts.sum(axis=1)
-    top = counts.argmax(axis=1)
-    c = counts.max(axis=1)
-    p = np.minimum(binom.sf(c - 1, n, 1.0 / k) * k, 1.0)
+    top, c, n, p = position_test(counts)
     q = benjamini_hochberg(p)
     table = pd.DataFrame({"annotator": ids, "n_answers": n, "top_position": positions[top], "top_share": c / n,
                           "p_position": p, "q_position": q, "lazy": q <= fdr})
@@ -207,7 +217,11 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     agreement_low, agreement_high, n_units, p_below_reference, q_below_reference,
     p_above_chance, q_above_chance, p_below_chance, q_below_chance, inverts, unproven,
     suspect, reason`` (and ``gold_answers, gold_right`` when the responses carry known-answer marks,
-    ``p_follows, p_inverts, p_random`` when the estimator has ``annotator_types_``), one row per
+    ``top_position, top_position_answers, p_position, q_position, position_biased`` when they carry screen
+    positions (:func:`position_test` on each annotator's answers; ``position_biased`` is reported, not flagged:
+    an honest worker may favour a position, and a lazy worker's answers look random to the tests and the model
+    anyway, whose reason then names the position), ``p_follows, p_inverts, p_random`` when the estimator has
+    ``annotator_types_``), one row per
     annotator, sorted by ``agreement_high`` (ascending), then
     ``weighted_flagged_share`` (descending).  ``attrs["suspect_rule"]`` states the rule,
     ``attrs["reference_agreement"]`` is its reference rate.
@@ -270,6 +284,11 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
         marked = ~np.isnan(responses.gold)
         table["gold_answers"] = np.bincount(who, weights=marked, minlength=n_ann).astype(np.int64)
         table["gold_right"] = np.bincount(who, weights=responses.gold == 1, minlength=n_ann).astype(np.int64)
+    if responses.position is not None:  # per answer (unit): the most picked screen position, and the position test
+        top, c, _, p = position_test(responses.position_counts)
+        table["top_position"], table["top_position_answers"] = top, c
+        table["p_position"], table["q_position"] = p, benjamini_hochberg(p)
+        table["position_biased"] = table["q_position"] <= fdr
     types = getattr(estimator, "annotator_types_", None)
     if types is not None:
         for kind in ("follows", "inverts", "random"):
@@ -282,7 +301,10 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
                                    f"the crowd's median {crowd:.3f}) or below chance (one-sided binomial tests "
                                    f"over units, Benjamini-Hochberg FDR {fdr:g})"
                                    + ("; or the annotator model's P(follows) < 0.5" if types is not None else "")
-                                   + "; unproven (reported, not flagged): not shown above chance")
+                                   + "; unproven (reported, not flagged): not shown above chance"
+                                   + ("; position_biased (reported, not flagged): picks one screen position more "
+                                      f"often than chance (binomial test, Benjamini-Hochberg FDR {fdr:g})"
+                                      if responses.position is not None else ""))
     table.attrs["crowd_agreement"], table.attrs["reference_agreement"] = crowd, reference
     return table
 
@@ -383,5 +405,5 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
 
 
 __all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
-           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "binomial_tail", "position_bias",
+           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "binomial_tail", "position_bias", "position_test",
            "SUSPECT_FDR"]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_quadruplets, check_weights,
+from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_positions, check_quadruplets, check_weights,
                          index_array)
 
 
@@ -105,8 +105,30 @@ def annotator_units(quadruplets, who) -> np.ndarray:
     objects = np.sort(np.asarray(quadruplets), axis=1)
     objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
     objects = np.sort(objects, axis=1)  # the set of objects, the shared one written as -1
-    _, unit = np.unique(np.column_stack([np.asarray(who), objects]), axis=0, return_inverse=True)
-    return unit.reshape(-1)
+    who = np.asarray(who).reshape(-1)
+    if who.dtype.kind not in "iu":
+        who = np.unique(who, return_inverse=True)[1].reshape(-1)
+    return _row_numbers(np.column_stack([who, objects]))
+
+
+def _row_numbers(rows: np.ndarray) -> np.ndarray:
+    """Per row of an integer array whose entries are >= -1, the index of its value among the distinct rows in
+    lexicographic order (``np.unique(rows, axis=0, return_inverse=True)[1]``, 4-15x faster): one int64 key per
+    row (the rows as numbers in a mixed radix) when it fits, else a lexsort."""
+    if len(rows) == 0:
+        return np.zeros(0, dtype=np.int64)
+    digits = rows.astype(np.int64) + 1
+    radix = digits.max(axis=0) + 1
+    if float(np.prod(radix.astype(np.float64))) < 2.0 ** 62:
+        key = digits[:, 0].copy()
+        for c in range(1, digits.shape[1]):
+            key = key * radix[c] + digits[:, c]
+        return np.unique(key, return_inverse=True)[1].reshape(-1)
+    order = np.lexsort(digits.T[::-1])
+    starts = np.r_[True, (digits[order[1:]] != digits[order[:-1]]).any(axis=1)]
+    number = np.empty(len(rows), dtype=np.int64)
+    number[order] = np.cumsum(starts) - 1
+    return number
 
 
 class Comparisons:
@@ -133,6 +155,11 @@ class Comparisons:
         Known-answer questions: 1 where the response answers one correctly, 0 where it answers
         one wrongly, NaN for an ordinary question.  With annotator ids they anchor the annotator
         types of :class:`~roembed.RobustOrdinalEmbedding` (see :mod:`roembed.annotator_model`).
+    position : array of shape (m,), optional
+        Where on the screen the chosen option was: 0-based (an odd-one-out answer's ``odd_position``;
+        0 for salmon's left, 1 for its right).  With annotator ids, "lazy" annotators who keep
+        picking one position are told apart from the rest by it (the annotator model's ``lazy``
+        type, :func:`roembed.annotators.position_bias`).
     object_names : sequence of str, optional
         ``object_names[o]`` is the name of object ``o``.
     extra : mapping of str to arrays of shape (m,), optional
@@ -152,6 +179,7 @@ class Comparisons:
         timestamp=None,
         response_time=None,
         gold=None,
+        position=None,
         object_names: Sequence[str] | None = None,
         extra=None,
         where: RowLocator | None = None,
@@ -205,6 +233,7 @@ class Comparisons:
                     raise InvalidComparisonsError(f"{where(r)}: annotator id is missing")
             self._meta[name] = _readonly(values)
         self._meta["gold"] = None if gold is None else _readonly(check_gold(gold, m, where))
+        self._meta["position"] = None if position is None else _readonly(check_positions(position, m, where))
         self._extra = {}
         for name, values in dict(extra or {}).items():
             name = str(name)
@@ -247,6 +276,8 @@ class Comparisons:
     timestamp = property(lambda self: self._meta["timestamp"])
     response_time = property(lambda self: self._meta["response_time"])
     gold = property(lambda self: self._meta["gold"], doc="(m,) float64 known-answer marks (1 / 0 / NaN), or None.")
+    position = property(lambda self: self._meta["position"], doc="(m,) int64 screen positions of the chosen options "
+                                                                  "(0-based), or None.")
     extra = property(lambda self: dict(self._extra), doc="Further per-response columns: name -> (m,) array.")
 
     @property
@@ -275,6 +306,25 @@ class Comparisons:
         if self.annotator is None:
             raise InvalidComparisonsError("these comparisons have no annotator ids")
         return _annotator_index(self.annotator)
+
+    @cached_property
+    def answer_units(self) -> np.ndarray:
+        """Per response, the index of its answer (:func:`annotator_units`: one annotator's responses on one set
+        of objects); needs annotator ids."""
+        return _readonly(annotator_units(self._quads, self._annotator_index[1]))
+
+    @cached_property
+    def position_counts(self) -> np.ndarray:
+        """``(n_annotators, k)`` int64: how many answers (:attr:`answer_units`) each annotator (sorted ids) gave at
+        each screen position ``0 .. k - 1`` (``k``: the number of positions seen, at least 2); needs annotator ids
+        and positions.  The responses of one answer share its position; the first one's counts."""
+        if self.position is None:
+            raise InvalidComparisonsError("these comparisons have no screen positions")
+        ids, who = self._annotator_index
+        _, first = np.unique(self.answer_units, return_index=True)
+        counts = np.zeros((len(ids), max(int(self.position.max()) + 1, 2)), dtype=np.int64)
+        np.add.at(counts, (who[first], self.position[first]), 1)
+        return _readonly(counts)
 
     @cached_property
     def used_objects(self) -> np.ndarray:

@@ -170,7 +170,9 @@ def from_odd_one_out(
     (``odd_is="position"``) or the object index (``odd_is="object"``) of the odd one.
     With ``a``, ``b`` the other two, the answer says d(a, b) < d(a, odd) and
     d(b, a) < d(b, odd): rows ``2r`` and ``2r + 1`` are ``(a, b, odd)`` and ``(b, a, odd)``,
-    each with answer ``r``'s metadata.  A known-answer mark (``gold``) goes to both triplets: a
+    each with answer ``r``'s metadata.  With ``odd_is="position"`` both also get the odd one's position
+    as their ``position`` (where on the screen the annotator clicked, when ``shown`` is in screen
+    order); an odd one given as an object says nothing about the screen, so then there is none.  A known-answer mark (``gold``) goes to both triplets: a
     right answer makes both right; of a wrong answer's two triplets only one is known to be wrong
     (the other compares two distances the known answer says nothing about), and both count as
     wrong, as one wrong unit, in the annotator model.
@@ -202,7 +204,8 @@ def from_odd_one_out(
     return Comparisons(
         _odd_one_out_triplets(shown, position), n_objects=n_objects, weight=twice(weight),
         annotator=twice(annotator), timestamp=twice(timestamp), response_time=twice(response_time),
-        gold=twice(gold), object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
+        gold=twice(gold), position=twice(position) if odd_is == "position" else None,
+        object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
     )
 
 
@@ -226,9 +229,10 @@ METADATA = {
     "timestamp": ("timestamp", "datetime_received", "time_received", "datetime", "time", "date"),
     "response_time": ("response_time", "rt", "reaction_time"),
     "gold": ("gold", "gold_correct", "is_gold_correct", "gold_right"),
+    "position": ("position", "screen_position", "chosen_position"),
 }
 #: Metadata the reader parses itself (the others are kept as the file has them).
-PARSED = ("weight", "gold")
+PARSED = ("weight", "gold", "position")
 _GOLD = {**dict.fromkeys(("1", "1.0", "true", "t", "yes", "y", "right", "correct"), 1.0),
          **dict.fromkeys(("0", "0.0", "false", "f", "no", "n", "wrong", "incorrect"), 0.0),
          **dict.fromkeys(("", "nan", "na", "null", "none"), np.nan)}
@@ -537,6 +541,10 @@ def _layout(columns: list[str], format: str, source: str) -> _Layout:
             raise InvalidComparisonsError(
                 f"{source} line 1: columns {found[0]!r} and {found[1]!r} both look like the {role} column; "
                 f"drop one (columns={{{found[1]!r}: None}}) or rename it")
+    if meta["position"] is not None and kind in ("odd-one-out", "salmon"):
+        where = "the odd one's position" if kind == "odd-one-out" else "which side (left or right) won"
+        raise InvalidComparisonsError(f"{source}: column {meta['position']!r}: in {kind} answers the screen position is "
+                                      f"{where}; drop the column (columns={{{meta['position']!r}: None}})")
     tie_col = next((c for c in TIE_COLUMNS if c in columns), None)
     if tie_col is not None and kind == "odd-one-out":
         raise InvalidComparisonsError(f"{source}: column {tie_col!r}: ties are not supported for odd-one-out answers")
@@ -638,6 +646,10 @@ class ComparisonsBuilder:
         if bound is not None:
             problems.flag((ints >= bound).any(axis=1), f"object index out of range (n_objects={bound})")
         position = None
+        if lay.kind == "salmon" and tie is None:  # the screen position: 0 left, 1 right (none with ties)
+            position = (ints[:, 3] == ints[:, 2]).astype(np.int64)
+        elif lay.meta["position"] is not None:
+            position = _positions(frame[lay.meta["position"]], problems)
         if lay.kind == "odd-one-out":
             ints, position = _odd_one_out_rows(frame, lay.odd_col, ints, problems, self.odd_position_base)
         elif lay.kind == "triplets":  # kept as (i, j, k): widened once, in finish
@@ -690,11 +702,15 @@ class ComparisonsBuilder:
                     for role, col in lay.meta.items() if role not in PARSED}
         metadata["gold"] = _joined(self.golds) if self.golds else None
         metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
+        position = _joined(self.positions) if self.positions else None
         if lay.kind == "odd-one-out":
-            comparisons = from_odd_one_out(codes, _joined(self.positions), weight=weight, n_objects=self.n_objects,
-                                           object_names=names, **metadata)
+            # an odd one given as an object says nothing about the screen: no positions then
+            odd = position if lay.odd_col == "odd_position" else codes[np.arange(len(codes)), position]
+            comparisons = from_odd_one_out(codes, odd, odd_is="position" if lay.odd_col == "odd_position" else "object",
+                                           weight=weight, n_objects=self.n_objects, object_names=names, **metadata)
         else:
-            comparisons = Comparisons(codes, n_objects=self.n_objects, weight=weight, object_names=names, **metadata)
+            comparisons = Comparisons(codes, n_objects=self.n_objects, weight=weight, object_names=names,
+                                      position=position, **metadata)
             if self.ties:
                 comparisons = split_ties(comparisons, _joined(self.ties))
         return comparisons, self.report
@@ -706,6 +722,14 @@ def _tie_flags(values: pd.Series, problems: _RowProblems) -> np.ndarray:
     text[pd.isna(values).to_numpy()] = ""
     problems.flag(~np.isin(text, list(_TRUE | _FALSE)), "tie is not true/false (1/0, yes/no)")
     return np.isin(text, list(_TRUE))
+
+
+def _positions(values: pd.Series, problems: _RowProblems) -> np.ndarray:
+    """A screen-position column as 0-based whole numbers (missing, fractional or negative ones flagged)."""
+    numbers = pd.to_numeric(values, errors="coerce").to_numpy(np.float64)
+    problems.flag(~(np.isfinite(numbers) & (numbers >= 0) & (numbers == np.round(numbers))),
+                  "position is not a whole number >= 0 (0 = the first option shown)")
+    return np.where(problems.bad, 0, np.nan_to_num(numbers)).astype(np.int64)
 
 
 def _gold_marks(values: pd.Series, problems: _RowProblems) -> np.ndarray:
@@ -782,13 +806,16 @@ def _object_column(comparisons: Comparisons, indices: np.ndarray, names: bool):
     return indices
 
 
-def _metadata_columns(comparisons: Comparisons, frame: pd.DataFrame, annotator: str = "annotator") -> pd.DataFrame:
+def _metadata_columns(comparisons: Comparisons, frame: pd.DataFrame, annotator: str = "annotator",
+                      position: bool = True) -> pd.DataFrame:
+    """``frame`` with the responses' metadata columns (``position`` only when ``position``: a salmon file says
+    it by which side won)."""
     if not np.all(comparisons.weight == 1):
         frame["weight"] = comparisons.weight
     for role, col in (("annotator", annotator), ("timestamp", "timestamp"), ("response_time", "response_time"),
-                      ("gold", "gold")):
+                      ("gold", "gold"), ("position", "position")):
         values = getattr(comparisons, role)
-        if values is not None:
+        if values is not None and (position or role != "position"):
             frame[col] = values
     for col, values in comparisons.extra.items():
         frame[col] = values
@@ -812,10 +839,16 @@ def to_frame(comparisons: Comparisons, *, names: bool = False) -> pd.DataFrame:
 def to_salmon(comparisons: Comparisons, *, names: bool = False) -> pd.DataFrame:
     """Triplets as salmon/NEXT responses: ``head, left, right, winner, loser`` (+ ``puid``).
 
-    ``left``/``right`` are the two candidates in increasing index order.
+    ``left``/``right`` are the two candidates where they were on the screen when the responses carry screen
+    positions of two sides (0 left, 1 right, as :func:`from_frame` reads a salmon file), else in increasing
+    index order (other positions, e.g. an odd one's of three, are not written).
     """
     head, closer, farther = comparisons.triplets.T
-    left, right = np.minimum(closer, farther), np.maximum(closer, farther)
+    position = comparisons.position
+    if position is not None and position.max() <= 1:
+        left, right = np.where(position == 0, closer, farther), np.where(position == 0, farther, closer)
+    else:
+        left, right = np.minimum(closer, farther), np.maximum(closer, farther)
     frame = pd.DataFrame({col: _object_column(comparisons, v, names) for col, v in
                           (("head", head), ("left", left), ("right", right), ("winner", closer), ("loser", farther))})
-    return _metadata_columns(comparisons, frame, annotator="puid")
+    return _metadata_columns(comparisons, frame, annotator="puid", position=False)

@@ -177,6 +177,18 @@ def check_copies(copies, m: int, where: RowLocator | None = None) -> np.ndarray:
     return c
 
 
+def _per_response(values, m: int, what: str, not_numbers: str) -> np.ndarray:
+    """``values`` as float64 of length ``m``; raises ``not_numbers`` when they are not numbers, and names ``what``
+    when their count is wrong."""
+    try:
+        out = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise InvalidComparisonsError(not_numbers) from None
+    if out.shape != (m,):
+        raise InvalidComparisonsError(f"got {out.size} {what} for {m} comparisons")
+    return out
+
+
 def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray:
     """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise."""
     where = where or RowLocator()
@@ -184,12 +196,7 @@ def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray
         ones = np.ones(m)
         ones.flags.writeable = False  # fresh and read-only: Comparisons keeps it without a copy
         return ones
-    try:
-        w = np.asarray(weight, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InvalidComparisonsError("weights must be real numbers") from None
-    if w.shape != (m,):
-        raise InvalidComparisonsError(f"got {w.size} weights for {m} comparisons")
+    w = _per_response(weight, m, "weights", "weights must be real numbers")
     for mask, reason in ((np.isnan(w), "weight is NaN"), (np.isinf(w), "weight is infinite"), (w < 0, "weight is negative")):
         if mask.any():
             r = _first(mask)
@@ -202,16 +209,26 @@ def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
 
     Booleans are read as 1 / 0; anything else raises, naming the row."""
     where = where or RowLocator()
-    try:
-        g = np.asarray(gold, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise InvalidComparisonsError("gold values must be 1 (right), 0 (wrong) or NaN (not a known-answer "
-                                      "question)") from None
-    if g.shape != (m,):
-        raise InvalidComparisonsError(f"got {g.size} gold values for {m} comparisons")
+    g = _per_response(gold, m, "gold values", "gold values must be 1 (right), 0 (wrong) or NaN (not a known-answer "
+                                              "question)")
     bad = ~(np.isnan(g) | (g == 0) | (g == 1))
     if bad.any():
         r = _first(bad)
         raise InvalidComparisonsError(f"{where(r)}: gold is {g[r]:g}, expected 1 (right), 0 (wrong) or empty "
                                       "(not a known-answer question)")
     return g
+
+
+def check_positions(position, m: int, where: RowLocator | None = None) -> np.ndarray:
+    """Screen positions of the chosen options as int64 of length ``m``: whole numbers >= 0; anything else
+    raises, naming the row."""
+    where = where or RowLocator()
+    values = _per_response(position, m, "position values",
+                           "position values must be whole numbers >= 0 (0 = the first option shown)")
+    bad = ~(np.isfinite(values) & (values >= 0) & (values == np.round(values)))
+    if bad.any():
+        r = _first(bad)
+        raise InvalidComparisonsError(f"{where(r)}: position is {values[r]:g}, expected a whole number >= 0 "
+                                      "(0 = the first option shown)")
+    return values.astype(np.int64)
+
