@@ -405,5 +405,5 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
 
 
 __all__ = ["annotator_reliability", "fit_with_annotator_reweighting", "reliability_weights",
-           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests", "binomial_tail", "position_bias", "position_test",
-           "SUSPECT_FDR"]
+           "wilson_interval", "suspect_threshold", "ReweightingResult", "benjamini_hochberg", "chance_tests",
+           "binomial_tail", "position_bias", "position_test", "SUSPECT_FDR"]

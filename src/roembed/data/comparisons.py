@@ -22,8 +22,8 @@ import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_positions, check_quadruplets, check_weights,
-                         index_array)
+from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_positions, check_quadruplets,
+                         check_weights, index_array)
 
 
 def index_dtype(largest: int):
@@ -157,9 +157,9 @@ class Comparisons:
         types of :class:`~roembed.RobustOrdinalEmbedding` (see :mod:`roembed.annotator_model`).
     position : array of shape (m,), optional
         Where on the screen the chosen option was: 0-based (an odd-one-out answer's ``odd_position``;
-        0 for salmon's left, 1 for its right).  With annotator ids, "lazy" annotators who keep
-        picking one position are told apart from the rest by it (the annotator model's ``lazy``
-        type, :func:`roembed.annotators.position_bias`).
+        0 for salmon's left, 1 for its right).  With annotator ids, the annotator table tests who
+        keeps picking one position (``position_biased`` in
+        :func:`roembed.annotators.annotator_reliability`); the fit does not read it.
     object_names : sequence of str, optional
         ``object_names[o]`` is the name of object ``o``.
     extra : mapping of str to arrays of shape (m,), optional

@@ -172,8 +172,8 @@ def from_odd_one_out(
     d(b, a) < d(b, odd): rows ``2r`` and ``2r + 1`` are ``(a, b, odd)`` and ``(b, a, odd)``,
     each with answer ``r``'s metadata.  With ``odd_is="position"`` both also get the odd one's position
     as their ``position`` (where on the screen the annotator clicked, when ``shown`` is in screen
-    order); an odd one given as an object says nothing about the screen, so then there is none.  A known-answer mark (``gold``) goes to both triplets: a
-    right answer makes both right; of a wrong answer's two triplets only one is known to be wrong
+    order); an odd one given as an object says nothing about the screen, so then there is none.
+    A known-answer mark (``gold``) goes to both triplets: a right answer makes both right; of a wrong answer's two triplets only one is known to be wrong
     (the other compares two distances the known answer says nothing about), and both count as
     wrong, as one wrong unit, in the annotator model.
     """
