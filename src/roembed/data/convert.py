@@ -540,11 +540,13 @@ def _layout(columns: list[str], format: str, source: str) -> _Layout:
         if len(found) > 1:
             raise InvalidComparisonsError(
                 f"{source} line 1: columns {found[0]!r} and {found[1]!r} both look like the {role} column; "
-                f"drop one (columns={{{found[1]!r}: None}}) or rename it")
+                f"drop one (--columns {found[1]}= on the command line, columns={{{found[1]!r}: None}} in Python) "
+                "or rename it")
     if meta["position"] is not None and kind in ("odd-one-out", "salmon"):
         where = "the odd one's position" if kind == "odd-one-out" else "which side (left or right) won"
         raise InvalidComparisonsError(f"{source}: column {meta['position']!r}: in {kind} answers the screen position is "
-                                      f"{where}; drop the column (columns={{{meta['position']!r}: None}})")
+                                      f"{where}; drop the column (--columns {meta['position']}= on the command line, "
+                                      f"columns={{{meta['position']!r}: None}} in Python)")
     tie_col = next((c for c in TIE_COLUMNS if c in columns), None)
     if tie_col is not None and kind == "odd-one-out":
         raise InvalidComparisonsError(f"{source}: column {tie_col!r}: ties are not supported for odd-one-out answers")
