@@ -320,3 +320,26 @@ def test_crash_while_writing_leaves_no_half_file(files, monkeypatch):
     assert set(after) == set(before)  # no temporary files left behind
     assert after["outliers.csv"] == before["outliers.csv"]  # the old complete file, not half a new one
     assert after["summary.json"] == before["summary.json"]  # summary (written last) still the old run's
+
+
+def test_a_salmon_worker_who_always_clicks_left_is_named(tmp_path):
+    # 11 workers answer as a 2-D map says; one always picks the left candidate
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((25, 2))
+    rows = []
+    for w in range(12):
+        for _ in range(80):
+            head, left, right = rng.choice(25, 3, replace=False)
+            closer = left if ((x[head] - x[left]) ** 2).sum() < ((x[head] - x[right]) ** 2).sum() else right
+            rows.append((head, left, right, left if w == 11 else closer, f"p{w}"))
+    csv = tmp_path / "responses.csv"
+    pd.DataFrame(rows, columns=["head", "left", "right", "winner", "puid"]).to_csv(csv, index=False)
+    result = run(csv, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "(1 pick one screen position more often than chance)" in result.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["n_position_biased_annotators"] == 1 and "position_biased" in summary["suspect_rule"]
+    table = pd.read_csv(tmp_path / "out" / "annotators.csv").set_index("annotator")
+    assert table.loc["p11", "suspect"] and table.loc["p11", "top_position"] == 0
+    assert "picks screen position 0 in" in table.loc["p11", "reason"]
+    assert not table.drop(index="p11")["position_biased"].any()

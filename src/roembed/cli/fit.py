@@ -408,6 +408,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "outliers_by_vote": (flags_by_vote(estimator.graph_, estimator.outlier_mask_)
                              if has_outliers(estimator) else None),
         "n_suspect_annotators": None if table is None else int(table["suspect"].sum()),
+        "n_position_biased_annotators": (None if table is None or "position_biased" not in table
+                                         else int(table["position_biased"].sum())),
         "suspect_rule": None if table is None else table.attrs.get("suspect_rule"),
         "reweighting_rounds": None if rounds is None else rounds.to_dict(orient="records"),
         **extra,
@@ -430,7 +432,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else "")
         + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
         + (f" ({by_vote})" if by_vote else "")
-        + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else ""))
+        + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else "")
+        + (f" ({summary['n_position_biased_annotators']} pick one screen position more often than chance)"
+           if summary["n_position_biased_annotators"] else ""))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
     return summary
