@@ -95,6 +95,7 @@ def test_answer_units_are_numbered_as_numpys_unique_rows():
         expected = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
         np.testing.assert_array_equal(annotator_units(quads, who), expected)
         np.testing.assert_array_equal(annotator_units(quads, np.array(list("abc"))[who]), expected)
+        np.testing.assert_array_equal(annotator_units(quads, who - 2 ** 62), expected)  # negative ids
         # ids too large for one int64 key take the lexsort path: the same numbering
         big = who.astype(np.int64) * 2 ** 61
         expected = np.unique(np.column_stack([big, objects]), axis=0, return_inverse=True)[1].reshape(-1)

@@ -106,7 +106,7 @@ def annotator_units(quadruplets, who) -> np.ndarray:
     objects[:, 1:][objects[:, 1:] == objects[:, :-1]] = -1
     objects = np.sort(objects, axis=1)  # the set of objects, the shared one written as -1
     who = np.asarray(who).reshape(-1)
-    if who.dtype.kind not in "iu":
+    if who.dtype.kind not in "iu" or (len(who) and who.min() < 0):  # ids as 0, 1, ... in their sorted order
         who = np.unique(who, return_inverse=True)[1].reshape(-1)
     return _row_numbers(np.column_stack([who, objects]))
 
