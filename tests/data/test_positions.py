@@ -15,6 +15,7 @@ SHOWN = np.array([[0, 1, 2], [3, 1, 0], [2, 3, 4], [0, 4, 1]])
 def test_odd_one_out_answers_carry_their_position_on_both_triplets():
     c = from_odd_one_out(SHOWN, [2, 0, 1, 2], annotator=["p", "p", "q", "p"])
     assert c.position.tolist() == [2, 2, 0, 0, 1, 1, 2, 2]
+    assert repr(c) == "Comparisons(8 triplets over 5 objects, with annotators, with screen positions)"
     # counted once per answer: p answered 3 times (positions 2, 0, 2), q once (1)
     assert c.position_counts.tolist() == [[1, 0, 2], [0, 1, 0]]
     assert c.answer_units.tolist() == [0, 0, 1, 1, 3, 3, 2, 2]

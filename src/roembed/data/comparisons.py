@@ -391,6 +391,7 @@ class Comparisons:
         kind = "triplets" if self.is_triplet else "quadruplets"
         extra = ", with annotators" if self.annotator is not None else ""
         extra += ", with gold answers" if self.gold is not None else ""
+        extra += ", with screen positions" if self.position is not None else ""
         return f"Comparisons({len(self)} {kind} over {self.n_objects} objects{extra})"
 
     # -- derived objects ----------------------------------------------------
