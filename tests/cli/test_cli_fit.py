@@ -334,9 +334,10 @@ def test_a_salmon_worker_who_always_clicks_left_is_named(tmp_path):
             rows.append((head, left, right, left if w == 11 else closer, f"p{w}"))
     csv = tmp_path / "responses.csv"
     pd.DataFrame(rows, columns=["head", "left", "right", "winner", "puid"]).to_csv(csv, index=False)
-    result = run(csv, "--out", tmp_path / "out")
+    result = run(csv, "--out", tmp_path / "out", "--report")
     assert result.exit_code == 0, result.output + result.stderr
     assert "(1 pick one screen position more often than chance)" in result.stdout
+    assert "annotators favouring one screen position <b>1</b>" in (tmp_path / "out" / "report.html").read_text()
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["n_position_biased_annotators"] == 1 and "position_biased" in summary["suspect_rule"]
     table = pd.read_csv(tmp_path / "out" / "annotators.csv").set_index("annotator")

@@ -148,6 +148,8 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
                    "n_outliers": None if mask is None else int(np.sum(mask)),
                    "n_suspect_annotators": None if table is None or "suspect" not in table
                    else int(table["suspect"].sum()),
+                   "n_position_biased_annotators": None if table is None or "position_biased" not in table
+                   else int(table["position_biased"].sum()),
                    "settings": {"estimator": {k: v for k, v in estimator.get_params().items()
                                               if np.isscalar(v) or v is None}}}
     objects["n_comparisons"] = comparisons_per_object(comparisons, len(objects))

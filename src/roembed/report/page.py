@@ -352,6 +352,7 @@ def _fmt(value, digits: int = 6) -> str:
 
 FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "comparisons"),
          ("n_outliers", "flagged"), ("n_suspect_annotators", "suspect annotators"),
+         ("n_position_biased_annotators", "annotators favouring one screen position"),
          ("train_error", "training error"), ("holdout_error", "held-out error"), ("lam_used", "lambda"))
 
 
