@@ -95,6 +95,12 @@ def test_annotator_plot_marks_suspects():
     assert [t.get_text() for t in ax.texts] == ["a"]
     legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
     assert "suspect (1)" in legend and "reliable (2)" in legend
+    assert "screen position" not in legend
+    ringed = plot_annotators(table.assign(position_biased=[True, False, True]), n_named=1).axes[0]
+    legend = " ".join(t.get_text() for t in ringed.get_legend().get_texts())
+    assert "favours one screen position (2)" in legend
+    rings = [c for c in ringed.collections if c.get_label().startswith("favours")]
+    np.testing.assert_allclose(rings[0].get_offsets(), [[10, 0.2], [50, 0.85]])
 
 
 def test_save_png_and_svg(tmp_path):

@@ -267,7 +267,8 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
 def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None = None,
                     figsize=(9.5, 5.5)) -> Figure:
     """Agreement of each annotator with the embedding (with its interval) against
-    their number of votes; suspects in red, the ``n_named`` least reliable named."""
+    their number of votes; suspects in red, those who favour one screen position (``position_biased``)
+    ringed, the ``n_named`` least reliable named."""
     from .annotators import suspect_threshold
 
     t = table.reset_index(drop=True)
@@ -281,6 +282,10 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
             ax.errorbar(t.loc[sel, "n_votes"], t.loc[sel, "agreement"], yerr=yerr[:, sel], fmt="o", ms=3.5,
                         color=colour, ecolor=colour, elinewidth=0.7, alpha=0.8,
                         label=f"{label} ({sel.sum()})")
+    if "position_biased" in t and t["position_biased"].astype(bool).any():
+        sel = t["position_biased"].astype(bool).to_numpy()
+        ax.scatter(t.loc[sel, "n_votes"], t.loc[sel, "agreement"], s=70, facecolors="none", edgecolors="C1",
+                   linewidths=1.0, label=f"favours one screen position ({sel.sum()})")
     threshold = table.attrs.get("reference_agreement")
     if threshold is None:  # a table read back from annotators.csv: the rule's reference from its columns
         threshold = suspect_threshold(t["agreement"], t["n_units"] if "n_units" in t else None)
