@@ -156,6 +156,10 @@ def test_chance_tests_known_values():
     assert p_below[0] == pytest.approx(1 - 11 / 1024)  # P(Bin(10, 1/2) <= 8)
     assert p_above[1] == pytest.approx(11 / 16)  # P(Bin(4, 1/2) >= floor(2.5) = 2)
     assert p_below[1] == pytest.approx(15 / 16)  # P(Bin(4, 1/2) <= ceil(2.5) = 3)
+    # the units of a Comparisons (cached) give the same tests
+    cached = Comparisons(quads, annotator=who).answer_units
+    for given, computed in zip(chance_tests(quads, who, agrees, 2, units=cached), (n_units, total, p_above, p_below)):
+        np.testing.assert_array_equal(given, computed)
 
 
 def test_benjamini_hochberg_known_values():

@@ -94,14 +94,15 @@ def benjamini_hochberg(p) -> np.ndarray:
     return q
 
 
-def chance_tests(quadruplets, who, agrees, n_annotators: int):
+def chance_tests(quadruplets, who, agrees, n_annotators: int, units=None):
     """Per annotator: ``n_units``, unit score sum, and the one-sided p-values of agreement above
     and below chance (see the module docstring).
 
     ``quadruplets`` (m, 4), ``who`` (m,) annotator index in ``[0, n_annotators)``, ``agrees`` (m,) bool.
-    A unit is one annotator's responses on one set of objects.
+    A unit is one annotator's responses on one set of objects; ``units`` (m,), when given, are those units'
+    numbers (:func:`roembed.data.annotator_units`, e.g. a ``Comparisons``' cached ``answer_units``).
     """
-    unit = annotator_units(quadruplets, who)
+    unit = annotator_units(quadruplets, who) if units is None else np.asarray(units)
     size = np.bincount(unit)
     score = np.bincount(unit, weights=np.asarray(agrees, float)) / size
     unit_who = np.zeros(len(size), dtype=np.int64)
@@ -267,7 +268,8 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
         "agreement_low": low,
         "agreement_high": high,
     })
-    n_units, total, p_above, p_below = chance_tests(responses.quadruplets, who, agrees, n_ann)
+    n_units, total, p_above, p_below = chance_tests(responses.quadruplets, who, agrees, n_ann,
+                                                    units=responses.answer_units)  # cached: the position counts
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = total / n_units
     reference = suspect_threshold(rate, n_units)
