@@ -457,3 +457,17 @@ def test_fit_crowd_skips_the_crowd_reliability_where_it_cannot_switch_enough(mon
     assert calls == [1]
     np.testing.assert_array_equal(skipped.embedding, computed.embedding)
     pd.testing.assert_frame_equal(skipped.posterior, computed.posterior)
+
+
+def test_sparse_rows_in_order_sum_as_bincount_does():
+    # duplicates kept apart, each row summed in the responses' order: the same floats as np.bincount
+    from roembed.annotator_model import _rows_in_order
+
+    rng = np.random.default_rng(1)
+    rows, cols = rng.integers(0, 40, 5000), rng.integers(0, 300, 5000)
+    values, v = rng.standard_normal(5000) * 10 ** rng.uniform(-8, 8, 5000), rng.standard_normal((300, 2))
+    A = _rows_in_order(rows, cols, values, (41, 300))  # row 40: no entry
+    for k in range(2):
+        assert np.array_equal(A @ v[:, k], np.bincount(rows, weights=values * v[cols, k], minlength=41))
+    assert np.array_equal((A @ v)[:, 1], np.bincount(rows, weights=values * v[cols, 1], minlength=41))
+    assert A.nnz == 5000 and (A @ v)[40].tolist() == [0.0, 0.0]

@@ -81,8 +81,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import csr_matrix
 from scipy.special import logsumexp
 
+from ._kernels import counting_sort
 from .data import ComparisonGraph, annotator_index, annotator_units
 from .losses import Logistic, Loss, TStudent
 from .objective import EdgeObjective, PairDistances
@@ -144,6 +146,18 @@ class AnnotatorTypes:
     gold_error: float | None = None
 
 
+def _rows_in_order(rows, columns, values, shape) -> csr_matrix:
+    """The sparse matrix with ``values[r]`` at ``(rows[r], columns[r])``, repeated positions kept apart and
+    each row's entries in the order of ``r``: its product with a vector sums each row in that order, as
+    ``np.bincount(rows, values * v[columns])`` does (the same floats: the E-step's sums per annotator and the
+    M-step's per edge: 0.46 -> 0.09 and 0.31 -> 0.09 ms a round on a 45,000-response THINGS cell, 0.7 ms to build
+    both; SciPy's constructor would sort and merge the entries)."""
+    rows = np.asarray(rows)
+    order = counting_sort(rows, np.arange(len(rows), dtype=np.int64), shape[0], np.empty(len(rows), np.int64))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=shape[0]))])
+    return csr_matrix((values[order], np.asarray(columns)[order], indptr), shape=shape)
+
+
 class _TypeModel:
     """The pieces of ``J`` over one comparison graph (per-response bookkeeping, no state between fits)."""
 
@@ -161,6 +175,9 @@ class _TypeModel:
         gold = np.full(len(self.w), np.nan) if gold is None else np.asarray(gold, dtype=np.float64)
         self.gold = ~np.isnan(gold)
         self.w_ordinary = self.w * ~self.gold  # the responses whose probability depends on X
+        shape = (len(self.ids), len(graph))
+        self.answers = _rows_in_order(self.who, self.edge, self.w_ordinary, shape)  # annotator x edge
+        self.answered = _rows_in_order(self.edge, self.who, self.w_ordinary, shape[::-1])  # edge x annotator
         # log L_aR of the ordinary responses: the same in every round
         self.random_loglik = np.bincount(self.who, weights=self.w_ordinary * np.log(0.5), minlength=len(self.ids))
         right, wrong = self.w * (gold == 1), self.w * (gold == 0)
@@ -201,9 +218,8 @@ class _TypeModel:
 
     def log_likelihood(self, penalties, eps: float) -> np.ndarray:
         """``log L_ak`` (A, 3) at slip rate ``eps`` from :meth:`penalties`."""
-        phi_fwd, phi_rev = penalties
-        per = lambda v: np.bincount(self.who, weights=self.w_ordinary * v, minlength=len(self.ids))  # noqa: E731
-        ll = np.column_stack([per(-phi_fwd[self.edge]), per(-phi_rev[self.edge]), self.random_loglik])
+        per = -(self.answers @ np.column_stack(penalties))  # per annotator, sum_r w_r (-phi) of each direction
+        ll = np.column_stack([per, self.random_loglik])
         return ll + self.gold_loglik(eps) if self.has_gold else ll
 
     def evaluate(self, X, prior, eps: float) -> tuple[float, np.ndarray]:
@@ -227,8 +243,7 @@ class _TypeModel:
         Through :func:`~roembed.solvers.minimize_embedding`, as every other fit, so the solve runs with one
         BLAS thread: the two-loop recursion's dot products are memory-bound, and uncapped (OpenBLAS threads
         them from 10^4 numbers, ``n p`` here) they waited on the second core."""
-        fwd = np.bincount(self.edge, weights=self.w_ordinary * q[self.who, 0], minlength=len(self.graph))
-        rev = np.bincount(self.edge, weights=self.w_ordinary * q[self.who, 1], minlength=len(self.graph))
+        fwd, rev = (self.answered @ q[:, :2]).T  # per edge, sum_r w_r q_{a(r)F} and sum_r w_r q_{a(r)I}
         fwd = fwd + self.gold_fwd
         objective = EdgeObjective(self.loss, None, None, fwd / self.total, len(self.graph.pairs), graph=self.graph,
                                   reverse_weight=rev / self.total, objects=self.objects)
@@ -339,8 +354,6 @@ def hopeless(history, other: float) -> bool:
 def query_sharers(graph: ComparisonGraph) -> np.ndarray:
     """Per annotator (sorted ids), whether they answered a query that another annotator answered too: the
     only annotators whose :func:`crowd_reliability` can differ from 0 (its denominator sums over such queries)."""
-    from scipy.sparse import csr_matrix
-
     ids, who = annotator_index(graph.comparisons)
     query = np.asarray(graph.edge_query)[np.asarray(graph.response_edge)]
     # one row per query, one entry per distinct annotator (building the matrix sums repeated entries)
@@ -366,8 +379,6 @@ def crowd_reliability(graph: ComparisonGraph, n_iter: int = 200) -> np.ndarray:
     query with anybody).  It needs no embedding, so it separates a coordinated group of inverters
     from the crowd even where an embedding fitted to everyone has bent toward them.
     """
-    from scipy.sparse import csr_matrix
-
     responses = graph.comparisons
     ids, who = annotator_index(responses)
     edge = np.asarray(graph.response_edge)
@@ -430,12 +441,12 @@ def heterogeneity_test(graph: ComparisonGraph, X) -> Heterogeneity:
     """
     from scipy.stats import chi2
 
-    from .metrics import satisfied
-
     responses = graph.comparisons
     ids, who = annotator_index(responses)
     w = np.asarray(responses.weight, dtype=np.float64)
-    agree = satisfied(X, responses).astype(np.float64)
+    d = PairDistances(graph.pairs, graph.n_objects).from_embedding(np.asarray(X, dtype=np.float64))
+    edge_agrees = d[graph.edge_pairs[:, 0]] < d[graph.edge_pairs[:, 1]]  # each response as its edge
+    agree = edge_agrees[graph.response_edge].astype(np.float64)
     n = np.bincount(who, weights=w, minlength=len(ids))
     k = np.bincount(who, weights=w * agree, minlength=len(ids))
     w2 = np.bincount(who, weights=w * w, minlength=len(ids))

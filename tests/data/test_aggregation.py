@@ -201,6 +201,16 @@ def test_edge_table_lists_each_edges_distinct_annotators_sorted_as_text():
     assert graph.edge_table([]).empty and list(graph.edge_table([]).columns) == list(table.columns)
 
 
+def test_edge_table_orders_an_extra_column_of_mixed_types_as_text():
+    # np.unique cannot order numbers beside text: the distinct values are found as they come, then sorted as text
+    c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2, 0]], annotator=["x", "y", "x", "z"],
+                    extra={"batch": np.array([2, "a", 10, 2], dtype=object)})
+    graph = c.aggregate()
+    first = graph.edges.tolist().index([0, 1, 0, 2])
+    table = graph.edge_table([first, 1 - first])
+    assert table["annotators"].tolist() == ["x;y", "z"] and table["batch"].tolist() == ["10;2;a", "2"]
+
+
 def _assert_same_edges(sub, ref):
     """Every per-edge and per-response array, bit for bit and of the same dtype, and the objects of each edge's
     pairs (the subgraph's pairs are its parent's, numbered as there)."""

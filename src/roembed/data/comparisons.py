@@ -22,8 +22,8 @@ import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import (InvalidComparisonsError, RowLocator, check_copies, check_gold, check_positions, check_quadruplets,
-                         check_weights, index_array)
+from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_positions,
+                         check_quadruplets, check_weights, index_array)
 
 
 def index_dtype(largest: int):
@@ -95,6 +95,17 @@ def annotator_index(comparisons) -> tuple[np.ndarray, np.ndarray]:
 def _annotator_index(annotator) -> tuple[np.ndarray, np.ndarray]:
     ids, who = np.unique(np.asarray(annotator), return_inverse=True)
     return _frozen(ids), _frozen(who.reshape(-1).astype(index_dtype(len(ids)), copy=False))
+
+
+def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, code)`` with ``values == distinct[code]``: sorted by ``np.unique``, or, for objects it cannot
+    order (mixed types), in order of appearance."""
+    try:
+        distinct, code = np.unique(values, return_inverse=True)
+    except TypeError:
+        codes, distinct = pd.factorize(pd.Series(values, dtype=object), use_na_sentinel=False)
+        return np.asarray(distinct, dtype=object), codes
+    return distinct, code.reshape(-1)
 
 
 def annotator_units(quadruplets, who) -> np.ndarray:
@@ -223,14 +234,12 @@ class Comparisons:
         self._n_objects = int(n_objects)
         self._object_names = object_names
         self._meta = {}
-        for name, values in (("annotator", annotator), ("timestamp", timestamp), ("response_time", response_time)):
+        self._meta["annotator"] = None if annotator is None else _readonly(check_annotators(annotator, m, where))
+        for name, values in (("timestamp", timestamp), ("response_time", response_time)):
             if values is not None:
                 values = np.asarray(values)
                 if values.shape != (m,):
                     raise InvalidComparisonsError(f"got {values.size} {name} values for {m} comparisons")
-                if name == "annotator" and pd.isna(values).any():
-                    r = int(np.flatnonzero(pd.isna(values))[0])
-                    raise InvalidComparisonsError(f"{where(r)}: annotator id is missing")
             self._meta[name] = _readonly(values)
         self._meta["gold"] = None if gold is None else _readonly(check_gold(gold, m, where))
         self._meta["position"] = None if position is None else _readonly(check_positions(position, m, where))
@@ -749,15 +758,19 @@ class ComparisonGraph:
         return pd.DataFrame(columns)  # built at once: column by column cost 3 ms for eight columns
 
     def _distinct_per_edge(self, values: np.ndarray, edges: np.ndarray) -> list[str]:
-        """``"a;b"`` per edge: the distinct values of its responses as text, sorted."""
+        """``"a;b"`` per edge: the distinct values of its responses as text, sorted.  Only the distinct values
+        become text (the annotators of a robust fit's 814 flagged edges on a 45,000-response THINGS cell: 3.8 ->
+        1.6 ms; turning each response's value into text was most of it)."""
         wanted = np.zeros(len(self), bool)
         wanted[edges] = True
         rows = wanted[self.response_edge]
         if not rows.any():
             return [""] * len(edges)
-        text = pd.Series(np.asarray(values)[rows], dtype=object).map(str).to_numpy(dtype=object)
-        distinct, code = np.unique(text, return_inverse=True)  # the texts, sorted
-        pair = np.unique(self.response_edge[rows].astype(np.int64) * len(distinct) + code.reshape(-1))
+        raw, code = _distinct_values(np.asarray(values)[rows])
+        text = pd.Series(raw, dtype=object).map(str).to_numpy(dtype=object)
+        distinct, text_code = np.unique(text, return_inverse=True)  # the texts, sorted (equal texts merged)
+        code = text_code.reshape(-1)[code]
+        pair = np.unique(self.response_edge[rows].astype(np.int64) * len(distinct) + code)
         edge, text = pair // len(distinct), distinct[pair % len(distinct)]  # by edge, then text
         first = np.r_[True, edge[1:] != edge[:-1]]
         text = np.where(first, text, ";" + text)  # object arrays: str + str per element

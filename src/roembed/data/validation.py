@@ -219,6 +219,27 @@ def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
     return g
 
 
+def check_annotators(annotator, m: int, where: RowLocator | None = None) -> np.ndarray:
+    """Annotator ids as an array of length ``m``: none missing, and all numbers or all text (the fit numbers them
+    in sorted order, and a 7 beside a "7" would be two annotators that print alike); anything else raises,
+    naming the row."""
+    import pandas as pd
+
+    where = where or RowLocator()
+    values = np.asarray(annotator)
+    if values.shape != (m,):
+        raise InvalidComparisonsError(f"got {values.size} annotator values for {m} comparisons")
+    missing = pd.isna(values)
+    if missing.any():
+        raise InvalidComparisonsError(f"{where(_first(missing))}: annotator id is missing")
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False).startswith("mixed"):
+        text = np.fromiter((isinstance(v, str) for v in values.tolist()), bool, m)
+        r = _first(text != text[0])
+        raise InvalidComparisonsError(f"{where(r)}: annotator id {values[r]!r} is {'text' if text[r] else 'not text'}, "
+                                      f"the first is {values[0]!r}: give the ids all as text or all as numbers")
+    return values
+
+
 def check_positions(position, m: int, where: RowLocator | None = None) -> np.ndarray:
     """Screen positions of the chosen options as int64 of length ``m``: whole numbers >= 0; anything else
     raises, naming the row."""

@@ -22,9 +22,10 @@ class OutlierReportMixin:
         self.gamma_ = gamma
         self.outlier_mask_ = np.abs(gamma) > threshold
         flagged = np.flatnonzero(self.outlier_mask_)
+        flagged = flagged[np.argsort(-np.abs(gamma[flagged]), kind="stable")]  # largest |gamma| first
         table = self.graph_.edge_table(flagged)
         table["gamma"] = gamma[flagged]
-        self.outliers_ = table.sort_values("gamma", key=np.abs, ascending=False, kind="stable").reset_index(drop=True)
+        self.outliers_ = table
 
     def outlier_responses(self) -> pd.DataFrame:
         """The raw responses that sit on flagged edges, with their edge and gamma."""
