@@ -471,3 +471,44 @@ def test_sparse_rows_in_order_sum_as_bincount_does():
         assert np.array_equal(A @ v[:, k], np.bincount(rows, weights=values * v[cols, k], minlength=41))
     assert np.array_equal((A @ v)[:, 1], np.bincount(rows, weights=values * v[cols, 1], minlength=41))
     assert A.nnz == 5000 and (A @ v)[40].tolist() == [0.0, 0.0]
+
+
+def _odd_one_out_crowd(seed, n_honest=20, n_fakes=13, per=40, n_triples=60, right=0.7):
+    """Odd-one-out answers on 30 objects in 2-D: honest workers pick the odd one (the object outside the closest
+    pair) with probability ``right``, another at random otherwise; each fake always picks a member of the
+    closest pair, the same one every time (a coordinated group, 40% of the answers with the defaults).  Returns
+    the responses and the true answers of every triple."""
+    from roembed.data.convert import from_odd_one_out
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((30, 2))
+    triples = np.array([t for t in rng.integers(0, 30, size=(3 * n_triples, 3)) if len(set(t)) == 3])[:n_triples]
+    pair = np.stack([np.linalg.norm(X[triples[:, a]] - X[triples[:, b]], axis=1) for a, b in ((1, 2), (0, 2), (0, 1))], 1)
+    odd = pair.argmin(1)  # the position outside the closest pair
+    shown, position, who = [], [], []
+    for a in range(n_honest + n_fakes):
+        pick = rng.choice(n_triples, per, replace=False)
+        honest = np.where(rng.random(per) < right, odd[pick], (odd[pick] + rng.integers(1, 3, per)) % 3)
+        shown.append(triples[pick])
+        position.append(honest if a < n_honest else np.where(odd[pick] == 0, 1, 0))
+        who.append(np.full(per, a))
+    responses = from_odd_one_out(np.concatenate(shown), np.concatenate(position), annotator=np.concatenate(who),
+                                 n_objects=30)
+    return responses, from_odd_one_out(triples, odd, n_objects=30)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_consistent_minority_is_not_taken_for_the_crowd(seed, monkeypatch):
+    # 13 fakes answering in concert give 40% of the answers: the EM's objective prefers the map they agree on (J
+    # alone inverts the map), the crowd's orientation (crowd_reliability) keeps the honest majority's
+    import roembed.annotator_model as model
+    from roembed.metrics import agreement
+
+    responses, truth = _odd_one_out_crowd(seed)
+    fit = RobustOrdinalEmbedding(2, random_state=0).fit(responses)
+    assert fit.annotator_types_["follows"].iloc[20:].max() < 0.5 and agreement(fit.embedding_, truth) > 0.8
+    table = fit.annotators_
+    assert table.loc[table["annotator"] >= 20, "suspect"].all()
+    monkeypatch.setattr(model, "crowd_oriented", lambda *args: True)  # J alone decides
+    inverted = RobustOrdinalEmbedding(2, random_state=0).fit(responses)
+    assert inverted.annotator_types_["follows"].iloc[20:].min() > 0.5 and agreement(inverted.embedding_, truth) < 0.4
