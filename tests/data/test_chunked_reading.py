@@ -207,3 +207,21 @@ def test_the_bad_input_table_reads_the_same_one_row_a_chunk(tmp_path, chunks, ca
         assert parts == whole
     else:
         _same(parts, whole)
+
+
+def test_annotator_ids_that_read_as_numbers_in_one_chunk_and_text_in_another_are_one_kind(chunks, tmp_path):
+    # ids 44 / w7 in one column: a chunk of digits alone is read as numbers, the next as text; every id ends as
+    # its text, so worker "44" of the second chunk is worker 44 of the first, and nothing warns
+    rows = [f"{r % 5},{(r + 1) % 5},{(r + 2) % 5},{44 if r < 6 or r % 2 else 'w7'}" for r in range(12)]
+    path = tmp_path / "ids.csv"
+    path.write_text("anchor,closer,farther,annotator\n" + "\n".join(rows) + "\n")
+    whole, _, said = _read(chunks, 1 << 22, path)
+    small, _, said_small = _read(chunks, 60, path)
+    assert len(chunks.frames) > 1 and said == [] and said_small == []
+    for c in (whole, small):
+        assert c.annotator.tolist() == ["44"] * 6 + ["w7", "44"] * 3
+    json_path = tmp_path / "ids.json"
+    json_path.write_text('[{"anchor": 0, "closer": 1, "farther": 2, "annotator": 7},'
+                         ' {"anchor": 1, "closer": 2, "farther": 3, "annotator": "7"},'
+                         ' {"anchor": 2, "closer": 3, "farther": 4, "annotator": 7.0}]')
+    assert read_comparisons(json_path).annotator.tolist() == ["7", "7", "7"]

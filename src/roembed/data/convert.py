@@ -563,6 +563,17 @@ def _joined(chunks: list) -> np.ndarray:
     return out
 
 
+def _ids_as_read(ids: np.ndarray) -> np.ndarray:
+    """A file's annotator ids, all text where some came back as numbers and some as text: pandas types each block
+    of a file on its own (and JSON has both), so ids such as 44 and w7 in one column can arrive as the number 44
+    in one block and the text "44" in another; then every id becomes its text (a whole number its digits), so
+    the one worker stays one.  Ids of one kind are kept as they are."""
+    if ids.dtype != object or not pd.api.types.infer_dtype(ids, skipna=False).startswith("mixed"):
+        return ids
+    whole = lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and float(v).is_integer()  # noqa: E731
+    return np.array([str(int(v)) if whole(v) else str(v) for v in ids.tolist()], dtype=object)
+
+
 def _joined_codes(chunks: list, renumber: np.ndarray | None, triplets: bool) -> np.ndarray:
     """The chunks' int32 object codes as one read-only int64 array, each chunk freed once copied.
 
@@ -702,6 +713,8 @@ class ComparisonsBuilder:
             names = tuple(str(o + self.index_base) for o in range(n))
         metadata = {role: None if col is None else _joined(self.values[col])
                     for role, col in lay.meta.items() if role not in PARSED}
+        if metadata.get("annotator") is not None:
+            metadata["annotator"] = _ids_as_read(metadata["annotator"])
         metadata["gold"] = _joined(self.golds) if self.golds else None
         metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
         position = _joined(self.positions) if self.positions else None

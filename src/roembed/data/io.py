@@ -210,7 +210,7 @@ def _blocks(fh, size: int, start: str = ""):
         yield rest
 
 
-_CSV = dict(skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True)
+_CSV = dict(skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True, low_memory=False)
 
 
 def _parsed(block: str, sep: str, names: list, path: Path, line: int) -> pd.DataFrame:
