@@ -512,3 +512,21 @@ def test_a_consistent_minority_is_not_taken_for_the_crowd(seed, monkeypatch):
     monkeypatch.setattr(model, "crowd_oriented", lambda *args: True)  # J alone decides
     inverted = RobustOrdinalEmbedding(2, random_state=0).fit(responses)
     assert inverted.annotator_types_["follows"].iloc[20:].min() > 0.5 and agreement(inverted.embedding_, truth) < 0.4
+
+
+def test_a_coordinated_group_the_agreement_test_misses_still_starts_the_annotator_stage():
+    # 13 fakes in concert among 20 honest workers, 200 triples: the plain fit is pulled halfway, both sides agree
+    # with it alike, and the heterogeneity test lets it through; the crowd contradicts exactly the fakes
+    from roembed.annotator_model import contradicted_share
+    from roembed.metrics import agreement
+
+    responses, truth = _odd_one_out_crowd(0, n_triples=200, per=60)
+    assert contradicted_share(responses.aggregate()) == pytest.approx(13 / 33)
+    fit = RobustOrdinalEmbedding(2, random_state=0).fit(responses)
+    assert fit.chosen_params_["annotators"] == "types" and fit.chosen_params_["annotator_heterogeneity_p"] > 0.01
+    assert fit.annotator_types_["follows"].iloc[20:].max() < 0.5 and agreement(fit.embedding_, truth) > 0.9
+    off = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(responses)
+    assert agreement(off.embedding_, truth) < 0.8
+    # workers alike on shared triples (each answers 60 of 200, right 70% of the time): nobody is contradicted
+    alike, _ = _odd_one_out_crowd(1, n_fakes=0, n_triples=200, per=60)
+    assert contradicted_share(alike.aggregate()) == 0.0

@@ -28,6 +28,8 @@ def test_demo_runs_and_finds_the_spammers(tmp_path):
     (0.0, "types", 0, "annotator types on (agreement differs between annotators, p < 1e-300)"),
     (3.2e-7, "types", 0, "annotator types on (agreement differs between annotators, p = 3.2e-07)"),
     (0.41, None, 0, "annotator types off (no evidence that annotators differ, p = 0.41)"),
+    (0.41, "types", 0, "annotator types on (some annotators are contradicted by the others on the queries they "
+                       "share; agreement test p = 0.41)"),
     (0.41, "types", 12, "annotator types on (12 responses to known-answer questions anchor them with honest slips "
                         "at 0.07, agreement test p = 0.41)"),
 ])

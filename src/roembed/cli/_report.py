@@ -15,6 +15,7 @@ import pandas as pd
 from .. import __version__
 from .._io import atomic_write
 from ..estimators.registry import estimator_class
+from ..annotator_model import HETEROGENEITY_P
 from ..estimators.robust import REFINE_MIN_OUTLIERS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 
@@ -162,7 +163,9 @@ def describe_choice(estimator) -> str | None:
     crowd = "" if p is None else (f"; annotator types on ({gold} responses to known-answer questions anchor them"
                                   f"{slips}, agreement test {p_text})" if gold and chosen.get("annotators") else
                                   f"; annotator types on (agreement differs between annotators, {p_text})"
-                                  if chosen.get("annotators") else
+                                  if chosen.get("annotators") and p <= HETEROGENEITY_P else
+                                  f"; annotator types on (some annotators are contradicted by the others on the "
+                                  f"queries they share; agreement test {p_text})" if chosen.get("annotators") else
                                   f"; annotator types off (no evidence that annotators differ, {p_text})")
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
             f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")

@@ -117,7 +117,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
 from .._warn import warn
-from ..annotator_model import HETEROGENEITY_P, fit_crowd, heterogeneity_test, likelihood_loss, plain_likelihood_fit
+from ..annotator_model import (HETEROGENEITY_P, SWITCH_MIN_SHARE, contradicted_share, fit_crowd, heterogeneity_test,
+                               likelihood_loss, plain_likelihood_fit)
 from ..data import ComparisonGraph, annotator_index, as_comparisons
 from ..data.diagnostics import DataWarning, too_few_queries
 from ..data.validation import InvalidComparisonsError
@@ -804,8 +805,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _annotator_stage(self, graph: ComparisonGraph):
         """``(graph, annotator_types, n_iter, heterogeneity p-value, gold error)``: with annotator ids (and
         ``annotators="auto"``) whose agreement with a plain fit differs between annotators
-        (:func:`roembed.annotator_model.heterogeneity_test` at ``HETEROGENEITY_P``; always with gold
-        answers), the graph of the responses re-weighted by their annotator's probability of following
+        (:func:`roembed.annotator_model.heterogeneity_test` at ``HETEROGENEITY_P``), or of whom some giving at
+        least ``SWITCH_MIN_SHARE`` of the answers are contradicted by the others
+        (:func:`roembed.annotator_model.contradicted_share`), or always with gold answers: the graph of the responses re-weighted by their annotator's probability of following
         the embedding (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
         later stages start where they would without the stage, so a crowd whose annotators all follow
         gets the fit it would get without ids."""
@@ -817,7 +819,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         alpha = likelihood_alpha(loss) if _is_auto(self.alpha) else self.alpha
         plain = plain_likelihood_fit(graph, loss, self._start(graph), alpha=alpha)
         test = heterogeneity_test(graph, plain.solution)
-        if gold is None and test.p_value > HETEROGENEITY_P:
+        if gold is None and test.p_value > HETEROGENEITY_P and contradicted_share(graph) < SWITCH_MIN_SHARE:
             return graph, None, plain.n_iter, test.p_value, None
         crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
         return (follow_weighted(graph, crowd.posterior), crowd.posterior,
