@@ -515,7 +515,13 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     1. A plain fit of the likelihood ``loss`` from ``X0`` (every response counted), then EM.
     2. EM from the same embedding, with the first round's type probabilities those that start 1
        reached after ``SWITCH_ROUNDS`` (2) rounds, except that annotators it found following but whom the
-       other annotators contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting.  This start
+       other annotators contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting, and the others
+       with ``rho > 0`` as following (start 1, its map bent toward the fakes, has typed some honest workers
+       random; left so, a crowd of 20 honest odd-one-out workers and 13 coordinated fakes ended with nobody
+       following and every honest worker suspect; on THINGS with 25% inverters, exploration draws 104-112, 18
+       fits, real participants flagged fell from 13.9 to 8.6 a fit with every fake still found, accuracy
+       -0.0003, standard error 0.0012; with 10% spammers or lazy workers added, 15 -> 11, accuracy +0.001 to
+       +0.002, the added fakes found as before).  This start
        matters when fakes are coordinated and numerous enough that the plain fit bends toward them (on
        THINGS with 25% inverting fakes, start 1 ends in a local minimum of ``J`` where the fakes
        "follow"; they give 29% of the answers).  It is skipped when there is no such annotator, or when
@@ -556,6 +562,7 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
     if switch.any() and switched_share(graph, switch) >= SWITCH_MIN_SHARE:
         q_switched = q0.copy()
         q_switched[switch] = (0.0, 1.0, 0.0)
+        q_switched[~switch & (rho > 0)] = (1.0, 0.0, 0.0)  # those the crowd supports start as following
         other = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold, max_rounds=max_rounds,
                                     initial_posterior=q_switched, **em)
         n_iter += other.n_iter
