@@ -606,6 +606,6 @@ def crowd_oriented(graph: ComparisonGraph, posterior: pd.DataFrame, rho: np.ndar
     return bool(np.dot(weight * (q[:, 0] - q[:, 1]), rho) > 0)
 
 
-__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "contradicted_share", "crowd_oriented", "crowd_reliability",
-           "fit_annotator_types", "fit_crowd", "heterogeneity_test", "hopeless", "likelihood_loss",
+__all__ = ["AnnotatorTypes", "HETEROGENEITY_P", "Heterogeneity", "contradicted_share", "crowd_oriented",
+           "crowd_reliability", "crowd_votes", "fit_annotator_types", "fit_crowd", "heterogeneity_test", "hopeless", "likelihood_loss",
            "plain_likelihood_fit", "query_sharers", "TYPES"]

@@ -14,8 +14,8 @@ import pandas as pd
 
 from .. import __version__
 from .._io import atomic_write
-from ..estimators.registry import estimator_class
 from ..annotator_model import HETEROGENEITY_P
+from ..estimators.registry import estimator_class
 from ..estimators.robust import REFINE_MIN_OUTLIERS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 

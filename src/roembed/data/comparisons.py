@@ -161,7 +161,8 @@ class Comparisons:
         times the votes (which majority voting would count once).  See
         :attr:`ComparisonGraph.copies`.
     annotator, timestamp, response_time : arrays of shape (m,), optional
-        Per-response metadata.  Annotator ids may be strings or integers.
+        Per-response metadata.  Annotator ids may be strings or integers, not both (one id missing, or a mix,
+        raises naming the row; the file readers turn a mix into text).
     gold : array of shape (m,), optional
         Known-answer questions: 1 where the response answers one correctly, 0 where it answers
         one wrongly, NaN for an ordinary question.  With annotator ids they anchor the annotator

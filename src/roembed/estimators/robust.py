@@ -807,8 +807,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         ``annotators="auto"``) whose agreement with a plain fit differs between annotators
         (:func:`roembed.annotator_model.heterogeneity_test` at ``HETEROGENEITY_P``), or of whom some giving at
         least ``SWITCH_MIN_SHARE`` of the answers are contradicted by the others
-        (:func:`roembed.annotator_model.contradicted_share`), or always with gold answers: the graph of the responses re-weighted by their annotator's probability of following
-        the embedding (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
+        (:func:`roembed.annotator_model.contradicted_share`), and always with gold answers: the graph of the
+        responses re-weighted by their annotator's probability of following the embedding
+        (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
         later stages start where they would without the stage, so a crowd whose annotators all follow
         gets the fit it would get without ids."""
         ids = graph.comparisons.annotator
