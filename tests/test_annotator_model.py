@@ -1,4 +1,6 @@
 """The annotator-type model: planted fakes found and down-weighted, EM monotone, gold anchors, chance tests."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -530,3 +532,19 @@ def test_a_coordinated_group_the_agreement_test_misses_still_starts_the_annotato
     # workers alike on shared triples (each answers 60 of 200, right 70% of the time): nobody is contradicted
     alike, _ = _odd_one_out_crowd(1, n_fakes=0, n_triples=200, per=60)
     assert contradicted_share(alike.aggregate()) == 0.0
+
+
+def test_a_crowd_that_mostly_does_not_follow_is_warned_about():
+    from roembed.data.diagnostics import DataWarning
+
+    def fit(rate):
+        data = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=100, votes=(4, 8), rate=rate,
+                              model="spammers", n_annotators=20, random_state=3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+        return [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+
+    said = [m for m in fit(0.6) if "follow the map" in m]
+    assert len(said) == 1 and "give only 40% of the answers" in said[0]
+    assert not any("follow the map" in m for m in fit(0.25))
