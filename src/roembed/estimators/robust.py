@@ -990,8 +990,8 @@ def warn_minority_follows(graph: ComparisonGraph, posterior) -> None:
     share = float(np.dot(weight, posterior["follows"].to_numpy(dtype=np.float64)) / weight.sum())
     if share < 0.5:
         warn(f"the annotators who follow the map give only {share:.0%} of the answers; the others answer at random "
-             "or against it (the annotator table says who), so the map rests on a minority: known-answer questions (a gold "
-             "column) would show who is honest", DataWarning)
+             "or against it (the annotator table says who), so the map rests on a minority: known-answer "
+             "questions (a gold column) would show who is honest", DataWarning)
 
 
 def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
