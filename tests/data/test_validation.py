@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from roembed.data import Comparisons, InvalidComparisonsError, SkipReport, as_comparisons
+from roembed.data import Comparisons, InvalidComparisonsError, SkipReport, annotator_index, as_comparisons
 from roembed.data.validation import RowLocator
 
 GOOD = [[0, 1, 2], [1, 2, 0]]
@@ -39,6 +39,12 @@ def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
     with pytest.raises(InvalidComparisonsError) as info:
         Comparisons(rows, **kwargs)
     assert message in str(info.value)
+
+
+def test_annotator_ids_may_mix_integers_and_floats():
+    # numbers of two types sort together: kept as given (only numbers beside text are refused)
+    c = Comparisons(GOOD, annotator=np.array([1, 2.5], dtype=object))
+    assert c.annotator.tolist() == [1, 2.5] and annotator_index(c)[0].tolist() == [1, 2.5]
 
 
 def test_responses_and_sample_weights_are_checked():

@@ -234,6 +234,8 @@ def check_annotators(annotator, m: int, where: RowLocator | None = None) -> np.n
         raise InvalidComparisonsError(f"{where(_first(missing))}: annotator id is missing")
     if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False).startswith("mixed"):
         text = np.fromiter((isinstance(v, str) for v in values.tolist()), bool, m)
+        if text.all() or not text.any():  # e.g. 7 beside 7.5: numbers, which sort together
+            return values
         r = _first(text != text[0])
         raise InvalidComparisonsError(f"{where(r)}: annotator id {values[r]!r} is {'text' if text[r] else 'not text'}, "
                                       f"the first is {values[0]!r}: give the ids all as text or all as numbers")

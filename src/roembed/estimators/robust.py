@@ -823,7 +823,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if gold is None and test.p_value > HETEROGENEITY_P and contradicted_share(graph) < SWITCH_MIN_SHARE:
             return graph, None, plain.n_iter, test.p_value, None
         crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
-        warn_minority_follows(graph, crowd.posterior)
+        warn_minority_follows(float(crowd.response_weight.sum() / graph.comparisons.weight.sum()))
         return (follow_weighted(graph, crowd.posterior), crowd.posterior,
                 plain.n_iter + crowd.n_iter, test.p_value, crowd.gold_error)
 
@@ -979,15 +979,12 @@ def tuned_params(fitted) -> dict:
             and (chosen[k] is not None or k == "refine")}
 
 
-def warn_minority_follows(graph: ComparisonGraph, posterior) -> None:
+def warn_minority_follows(share: float) -> None:
     """A ``DataWarning`` when the annotators the stage has following the map give less than half of the response
-    weight: the rest answer at random or against it, so the map rests on a minority, and who is honest was
+    weight (``share``, of the responses' weight times their annotator's probability of following): the rest answer at random or against it, so the map rests on a minority, and who is honest was
     read from the majority of the answers (:func:`roembed.annotator_model.crowd_oriented`) or from too few.
     The benchmark's crowds give 0.67-0.95 (THINGS with and without fakes, draw 104) and synthetic crowds with
     25% spammers 0.75; with half the workers spammers 0.50, with 60% 0.40."""
-    _, who = annotator_index(graph.comparisons)
-    weight = np.bincount(who, weights=graph.comparisons.weight, minlength=len(posterior))
-    share = float(np.dot(weight, posterior["follows"].to_numpy(dtype=np.float64)) / weight.sum())
     if share < 0.5:
         warn(f"the annotators who follow the map give only {share:.0%} of the answers; the others answer at random "
              "or against it (the annotator table says who), so the map rests on a minority: known-answer "
