@@ -119,19 +119,60 @@ def test_reverse_weight_counts_each_edge_reversed(graph, loss, monkeypatch):
     np.testing.assert_allclose(grad, dist.embedding_grad(g_pair, X), rtol=1e-10, atol=1e-12)
 
 
-def test_reverse_weight_refuses_caps_and_fista(graph):
-    from roembed.sandwich import local_curvature
+def test_reverse_weight_refuses_fista(graph):
     from roembed.solvers.fista import fista_gram
 
     near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
-    with pytest.raises(ValueError, match="reverse_weight cannot be combined with outlier caps"):
-        EdgeObjective(get_loss("tste"), near, far, graph.votes, len(graph.pairs), cap=0.3, reverse_weight=graph.votes)
     obj = EdgeObjective(get_loss("tste"), near, far, graph.votes, len(graph.pairs), reverse_weight=graph.votes)
     with pytest.raises(ValueError, match="FISTA does not support reverse_weight"):
         fista_gram(obj, PairDistances(graph.pairs, 8), np.eye(8), lam=0.1)
-    obj.objects = obj.objects_of(PairDistances(graph.pairs, 8))
-    with pytest.raises(ValueError, match="local uncertainty does not support an objective with reverse_weight"):
-        local_curvature(obj, np.zeros((8, 2)), 0.0, np.arange(len(graph)))
+
+
+@pytest.mark.parametrize("loss", ["tste", "ckl", "soe"])
+def test_reverse_weight_with_caps_shifts_the_forward_term_only(graph, loss):
+    """With outlier caps: ``a_c psi_c(s_c) + b_c phi(-s_c)``, the envelope on the answer and the plain loss on
+    its reverse; value, gradient (finite differences) and shifts."""
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((8, 2))
+    a, b = rng.uniform(0, 1, len(graph)), rng.uniform(0, 1, len(graph))
+    near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
+    dist = PairDistances(graph.pairs, 8)
+    capped = EdgeObjective(get_loss(loss), near, far, a, len(graph.pairs), cap=0.3, reverse_weight=b)
+    forward = EdgeObjective(get_loss(loss), near, far, a, len(graph.pairs), cap=0.3)
+    d = dist.from_embedding(X)
+    s = forward.margins(d)
+    value, g_pair, shifts = capped.evaluate(d)
+    v_forward, _, shifts_forward = forward.evaluate(d)
+    assert np.any(shifts > 0)  # some edges are shifted
+    np.testing.assert_array_equal(shifts, shifts_forward)
+    np.testing.assert_allclose(value, v_forward + np.dot(b, get_loss(loss).penalty(-s)[0]), rtol=1e-12)
+    step = 1e-6
+    for k in rng.choice(len(d), 5, replace=False):
+        e = np.zeros_like(d)
+        e[k] = step
+        numeric = (capped.evaluate(d + e)[0] - capped.evaluate(d - e)[0]) / (2 * step)
+        assert numeric == pytest.approx(g_pair[k], rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("cap", [None, 0.3])
+def test_local_curvature_with_reverse_weight_is_the_edges_listed_reversed(graph, cap):
+    from roembed.sandwich import local_curvature
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((8, 2))
+    a, b = rng.uniform(0, 1, len(graph)), rng.uniform(0, 1, len(graph))
+    near, far = graph.edge_pairs[:, 0], graph.edge_pairs[:, 1]
+    dist = PairDistances(graph.pairs, 8)
+    both = EdgeObjective(get_loss("tste"), near, far, a, len(graph.pairs), reverse_weight=b, cap=cap)
+    both.objects = both.objects_of(dist)
+    caps = None if cap is None else np.concatenate([np.full(len(graph), cap), np.full(len(graph), np.inf)])
+    listed = EdgeObjective(get_loss("tste"), np.concatenate([near, far]), np.concatenate([far, near]),
+                           np.concatenate([a, b]), len(graph.pairs), cap=caps)
+    listed.objects = listed.objects_of(dist)
+    query = np.arange(len(graph))
+    for got, want in zip(local_curvature(both, X, 1e-3, query),
+                         local_curvature(listed, X, 1e-3, np.concatenate([query, query]))):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_votes_act_as_repeated_rows():

@@ -123,7 +123,9 @@ class EdgeObjective:
     reverse_weight : (E,) array or None
         ``b_c``: each edge also counts reversed, ``+ b_c phi(-s_c)``, in the same pass over the edges (the
         annotator model's M-step, where a response counts with its annotator's probability of following and,
-        reversed, of inverting).  Not with ``cap``.
+        reversed, of inverting; the robust fit's ``vote`` weighting after the annotator stage, where the part of
+        a response its annotator's doubt takes off counts half each way).  With ``cap`` the outlier shift
+        ``gamma_c`` moves the forward term only: ``a_c psi_c(s_c) + b_c phi(-s_c)``.
     objects : (E, 4) int array or None
         The objects of each edge's near and far pair (``ComparisonGraph.edge_objects``), read by
         :meth:`embedding_value_and_grad`; None: looked up through the pairs on first use.
@@ -143,10 +145,6 @@ class EdgeObjective:
     objects: np.ndarray | None = None
     graph: object = None
     reverse_weight: np.ndarray | None = None
-
-    def __post_init__(self):
-        if self.reverse_weight is not None and self.cap is not None:
-            raise ValueError("reverse_weight cannot be combined with outlier caps")
 
     def __len__(self) -> int:
         return len(self.loss_weight)
@@ -179,7 +177,10 @@ class EdgeObjective:
         total = (w * value).sum(dtype=ops.float64)
         if self.reverse_weight is not None:
             b = self.reverse_weight[edges]
-            value, slope = self.loss.reversed_penalty(s, value, slope)
+            if gamma is None:  # phi(-s) from phi(s) where the loss allows (no second softplus)
+                value, slope = self.loss.reversed_penalty(s, value, slope)
+            else:  # the shift explains the forward answer only: the reversed term is the plain loss at -s
+                value, slope = Loss.reversed_penalty(self.loss, s, None, None)
             total = total + (b * value).sum(dtype=ops.float64)
             g = g + b * slope
         return total, g * ds_near, g * ds_far, gamma

@@ -57,8 +57,6 @@ def _edge_terms(objective, X: np.ndarray, edges: np.ndarray):
     """For ``edges``: their objects (k, 4), near and far difference vectors ``x_i - x_j``, ``x_l - x_k`` (k, p),
     the margin's first and second derivatives in ``d_near`` and ``d_far``, and ``a_c psi'(s_c)``,
     ``a_c psi''(s_c)`` (the loss, or its outlier envelope where the objective has caps)."""
-    if objective.reverse_weight is not None:
-        raise ValueError("the local uncertainty does not support an objective with reverse_weight")
     loss, k = objective.loss, len(edges)
     obj = np.asarray(objective.objects)[edges].astype(np.int64)
     vn, vf = X[obj[:, 0]] - X[obj[:, 1]], X[obj[:, 2]] - X[obj[:, 3]]
@@ -75,6 +73,10 @@ def _edge_terms(objective, X: np.ndarray, edges: np.ndarray):
     w = np.asarray(objective.loss_weight, float)[edges]
     t1 = w * np.broadcast_to(slope, (k,))  # d F / d s_c
     t2 = w * np.broadcast_to(curvature, (k,))  # d^2 F / d s_c^2
+    if objective.reverse_weight is not None:  # + b_c phi(-s_c), never shifted
+        b = np.asarray(objective.reverse_weight, float)[edges]
+        t1 = t1 - b * np.broadcast_to(loss.penalty(-s)[1], (k,))
+        t2 = t2 + b * np.broadcast_to(loss.curvature(-s), (k,))
     return obj, vn, vf, sn, sf, snn, sff, t1, t2
 
 

@@ -134,6 +134,11 @@ def test_a_scaled_graph_keeps_its_edges_and_says_how_much_of_each_query_is_left(
     assert graph.query_share is None and graph.scaled(np.ones(5)).query_share.tolist() == [1.0] * 4
     sub = scaled.subgraph(np.array([True, True, True, False, False]))
     assert sub.query_share.tolist() == pytest.approx([0.5, 0.5])
+    # undecided: the weight the factors took off each edge's responses
+    undecided = {e: scaled.undecided[k] for e, k in order.items()}
+    assert undecided == pytest.approx({(0, 1, 0, 2): 1.5, (0, 2, 0, 1): 1.0, (1, 0, 1, 2): 0.7, (2, 0, 2, 1): 3.6})
+    np.testing.assert_allclose(scaled.votes + scaled.undecided, graph.votes)
+    assert graph.undecided is None and sub.undecided.tolist() == pytest.approx([1.5, 1.0])
     for bad in ([1.0] * 4, [1.0, 1.0, 1.0, 1.0, 1.5], [1.0, 1.0, 1.0, 1.0, -0.1]):
         with pytest.raises(ValueError, match="factor must be 5 numbers in"):
             graph.scaled(bad)

@@ -141,6 +141,29 @@ def test_majority_counts_what_the_annotator_stage_left_of_a_query():
                                                                               "net"))
 
 
+def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
+    # (0,1,2): two votes of followers against one of a spammer; (1,0,2): one vote, of a spammer
+    from roembed.estimators.robust import RobustProblem, reverse_weights
+
+    trip = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]])
+    graph = Comparisons(trip, n_objects=3, annotator=["a", "b", "s", "s"]).aggregate()
+    posterior = pd.DataFrame({"follows": [1.0, 0.8, 0.0]}, index=pd.Index(["a", "b", "s"], name="annotator"))
+    weighted = follow_weighted(graph, posterior)
+    order = {tuple(e): c for c, e in enumerate(weighted.edges)}
+    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+    # a response of an annotator following with probability q: q for its answer, (1 - q) / 2 each way
+    assert tuple(edge_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((1.9, 0.5, 0.5))
+    assert tuple(reverse_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((0.1, 0.5, 0.5))
+    for weighting in ("net", "majority", "paper"):  # read the difference of the two directions: unchanged
+        assert reverse_weights(weighted, weighting) is None
+    assert reverse_weights(graph, "vote") is None  # no annotator stage: every vote as it is
+    np.testing.assert_array_equal(edge_weights(graph, "vote"), graph.votes)
+    problem = RobustProblem.build(weighted, "ckl", "vote")
+    assert problem.loss_weight.sum() + problem.reverse_weight.sum() == pytest.approx(1.0)  # every response's worth
+    assert problem.robust(0.3).reverse_weight is problem.reverse_weight
+    assert RobustProblem.build(weighted, "ckl", "net").reverse_weight is None
+
+
 def test_cv_picks_the_best_validation_candidate(planted):
     cv = RobustOrdinalEmbeddingCV(2, lams=[0.05, 1.0], alphas=[1e-3], validation=planted.validation, n_jobs=2,
                                   max_iter=200, random_state=0).fit(planted.train)

@@ -55,8 +55,9 @@ def test_value_gradient_and_gamma_match_numpy(loss, cap, chunk):
 
 
 @pytest.mark.parametrize("loss", ["tste", "ckl"])
-def test_reverse_weight_matches_numpy(loss):
-    objective, distances, X = _problem(loss, None)
+@pytest.mark.parametrize("cap", [None, 0.3])
+def test_reverse_weight_matches_numpy(loss, cap):
+    objective, distances, X = _problem(loss, cap)
     b = np.random.RandomState(1).uniform(0, 1, len(objective)) / len(objective)
     objective = dataclasses.replace(objective, reverse_weight=b)
     value, g_pair, _ = objective.evaluate(distances.from_embedding(X))

@@ -582,6 +582,10 @@ class ComparisonGraph:
         For a graph from :meth:`scaled`: how many whole responses' worth of each edge's query its
         scaled weights keep, at most 1 (None: every query counts once).  The ``majority`` weighting
         of :class:`~roembed.RobustOrdinalEmbedding` counts a query that much.
+    undecided : (E,) float64 or None
+        For a graph from :meth:`scaled`: the weight the factors took off each edge's responses (None
+        otherwise).  The ``vote`` weighting of :class:`~roembed.RobustOrdinalEmbedding` counts it half for
+        the edge and half for its reverse.
 
     Index arrays are int32 while the counts fit (int64 beyond 2^31), so a graph costs about
     36 bytes per distinct triplet (plus 16 for :attr:`edge_objects` once a factored solver asks).  Aggregation is two stable counting sorts (object pairs by
@@ -590,6 +594,7 @@ class ComparisonGraph:
     """
 
     query_share = None
+    undecided = None
 
     def __init__(self, comparisons: Comparisons, device=None):
         self.comparisons = comparisons
@@ -633,7 +638,9 @@ class ComparisonGraph:
         whose responses are all scaled to nothing counts for nothing under a majority vote, one with a
         single response scaled by 0.3 counts 0.3, and one with at least one whole response's worth left
         counts once, as before.  (Scaling the weights alone would not reach a majority vote, which reads
-        only which side has more.)  The edges are this graph's, in the same order."""
+        only which side has more.)  And with ``undecided``: per edge, the weight the factors took off its
+        responses, ``sum_r w_r (1 - f_r)``, which the ``vote`` weighting counts half each way.  The edges
+        are this graph's, in the same order."""
         factor = np.asarray(factor, dtype=np.float64)
         if factor.shape != (len(self.comparisons),) or not np.all((factor >= 0) & (factor <= 1)):
             raise ValueError(f"factor must be {len(self.comparisons)} numbers in [0, 1]")
@@ -645,6 +652,8 @@ class ComparisonGraph:
         raw, kept = query_total(self.votes), query_total(graph.votes)
         share = np.divide(kept, raw, out=np.ones(len(self)), where=raw > 0)
         graph.query_share = _frozen(np.minimum(1.0, query_total(self.n_responses.astype(np.float64)) * share))
+        graph.undecided = _frozen(np.bincount(self.response_edge, weights=self.comparisons.weight * (1.0 - factor),
+                                              minlength=len(self)))
         return graph
 
     _STRUCTURE = ("n_responses", "edges", "reverse_edge", "edge_query", "_response_order")
@@ -858,6 +867,11 @@ class _Subgraph(ComparisonGraph):
     def query_share(self):
         share = self._parent.query_share
         return None if share is None else _frozen(share[self.kept_edges])
+
+    @property
+    def undecided(self):
+        undecided = self._parent.undecided
+        return None if undecided is None else _frozen(undecided[self.kept_edges])
 
     n_objects = property(lambda self: self._parent.n_objects)
     object_names = property(lambda self: self._parent.object_names)

@@ -32,10 +32,12 @@ def check_param(name: str, value, *, low=None, high=None, low_open=False, intege
         raise ValueError(f"{name} must be <= {high}, got {value!r}")
 
 
-def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, two_sided=False) -> EdgeObjective:
-    """The objective of ``loss`` over the edges of ``graph``."""
+def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, two_sided=False,
+                   reverse_weight=None) -> EdgeObjective:
+    """The objective of ``loss`` over the edges of ``graph`` (each also counted reversed with ``reverse_weight``)."""
     return EdgeObjective(loss, None, None, np.asarray(loss_weight, float), len(graph.pairs), cap, two_sided,
-                         objects=graph.edge_objects, graph=graph)  # near/far read from the graph if needed
+                         objects=graph.edge_objects, graph=graph,  # near/far read from the graph if needed
+                         reverse_weight=reverse_weight)
 
 
 def random_embedding(n_objects: int, n_components: int, random_state, scale: float = 1e-2) -> np.ndarray:
