@@ -1020,7 +1020,8 @@ def warn_minority_follows(share: float) -> None:
 def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
     """The graph of the responses re-weighted by their annotator's probability of following,
     :math:`w_r q_{a(r), follows}` (``posterior``: one row per annotator id, sorted, with ``follows``), with the
-    share of each query that is left for the ``majority`` weighting (:meth:`ComparisonGraph.scaled`).  Why the
+    share of each query that is left for the ``majority`` weighting and the weight taken off, which the
+    ``vote`` weighting counts half each way (:meth:`ComparisonGraph.scaled`, :func:`reverse_weights`).  Why the
     share: a majority vote reads only which side has more, so a query answered once, by a spammer weighted to
     nothing, counted once under ``majority``; at n = 30, p = 1 with single answers and 20% spammers
     (exploration seeds 4000-4039) validation picked ``majority`` in 8 of 40 fits, and one of them ended at
