@@ -548,3 +548,25 @@ def test_a_crowd_that_mostly_does_not_follow_is_warned_about():
     said = [m for m in fit(0.6) if "follow the map" in m]
     assert len(said) == 1 and "give only 40% of the answers" in said[0]
     assert not any("follow the map" in m for m in fit(0.25))
+
+
+def test_the_final_fit_counts_what_the_stage_took_off_half_each_way(spam):
+    """With ``weighting="vote"`` the fitted objective counts each response ``q`` for its answer and
+    ``(1 - q) / 2`` each way (``q``: its annotator's probability of following); under ``net`` it does not
+    count reversed at all (the halves would cancel in the difference of the two directions)."""
+    from roembed.data.comparisons import annotator_index
+
+    est = RobustOrdinalEmbedding(2, loss="tste", weighting="vote", refine=None, max_iter=200,
+                                 random_state=0).fit(spam.train)
+    assert est.annotator_types_ is not None
+    graph, objective, _ = est._fitted_objective()
+    C = est.graph_.comparisons
+    q = est.annotator_types_["follows"].to_numpy()[annotator_index(C)[1]]
+    total = C.weight.sum()
+    half = np.bincount(est.graph_.response_edge, weights=C.weight * (1 - q), minlength=len(graph)) / 2 / total
+    assert half.max() > 0.001 / len(graph)  # the spammers' answers: something was taken off
+    np.testing.assert_allclose(objective.reverse_weight, half, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(objective.loss_weight, graph.votes / total + half, rtol=1e-10, atol=1e-15)
+    net = RobustOrdinalEmbedding(2, loss="tste", weighting="net", refine=None, max_iter=200,
+                                 random_state=0).fit(spam.train)
+    assert net._fitted_objective()[1].reverse_weight is None
