@@ -126,14 +126,19 @@ def test_edge_weights_known_answer():
         assert (w[a], w[b], w[c]) == expected, weighting
 
 
-def test_majority_counts_what_the_annotator_stage_left_of_a_query():
-    # (0,1,2): two votes of followers against one of a spammer; (1,0,2): one vote, of a spammer
+def _two_followers_and_a_spammer(follows):
+    """``(graph, follow-weighted graph, edges a, b, c)``: (0,1,2) with two votes of annotators "a" and "b"
+    against one of the spammer "s" (edges a and b), and (1,0,2) with one vote, of "s" (edge c)."""
     trip = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]])
     graph = Comparisons(trip, n_objects=3, annotator=["a", "b", "s", "s"]).aggregate()
-    posterior = pd.DataFrame({"follows": [1.0, 1.0, 0.0]}, index=pd.Index(["a", "b", "s"], name="annotator"))
+    posterior = pd.DataFrame({"follows": follows}, index=pd.Index(["a", "b", "s"], name="annotator"))
     weighted = follow_weighted(graph, posterior)
     order = {tuple(e): c for c, e in enumerate(weighted.edges)}
-    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+    return graph, weighted, order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+
+
+def test_majority_counts_what_the_annotator_stage_left_of_a_query():
+    graph, weighted, a, b, c = _two_followers_and_a_spammer([1.0, 1.0, 0.0])
     w = edge_weights(weighted, "majority")
     assert (w[a], w[b], w[c]) == (1.0, 0.0, 0.0)  # the spammer's lone answer no longer counts once
     assert tuple(edge_weights(graph, "majority")[[a, b, c]]) == (1.0, 0.0, 1.0)
@@ -142,15 +147,9 @@ def test_majority_counts_what_the_annotator_stage_left_of_a_query():
 
 
 def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
-    # (0,1,2): two votes of followers against one of a spammer; (1,0,2): one vote, of a spammer
     from roembed.estimators.robust import RobustProblem, reverse_weights
 
-    trip = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]])
-    graph = Comparisons(trip, n_objects=3, annotator=["a", "b", "s", "s"]).aggregate()
-    posterior = pd.DataFrame({"follows": [1.0, 0.8, 0.0]}, index=pd.Index(["a", "b", "s"], name="annotator"))
-    weighted = follow_weighted(graph, posterior)
-    order = {tuple(e): c for c, e in enumerate(weighted.edges)}
-    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
+    graph, weighted, a, b, c = _two_followers_and_a_spammer([1.0, 0.8, 0.0])
     # a response of an annotator following with probability q: q for its answer, (1 - q) / 2 each way
     assert tuple(edge_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((1.9, 0.5, 0.5))
     assert tuple(reverse_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((0.1, 0.5, 0.5))
