@@ -156,6 +156,7 @@ def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
     for weighting in ("net", "majority", "paper"):  # read the difference of the two directions: unchanged
         assert reverse_weights(weighted, weighting) is None
     assert reverse_weights(graph, "vote") is None  # no annotator stage: every vote as it is
+    assert reverse_weights(_two_followers_and_a_spammer([1.0, 1.0, 1.0])[1], "vote") is None  # all follow
     np.testing.assert_array_equal(edge_weights(graph, "vote"), graph.votes)
     problem = RobustProblem.build(weighted, "ckl", "vote")
     assert problem.loss_weight.sum() + problem.reverse_weight.sum() == pytest.approx(1.0)  # every response's worth

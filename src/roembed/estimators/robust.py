@@ -187,8 +187,8 @@ def reverse_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray | None
     halves, standard error 0.0008); on synthetic crowds as loose with flipping spammers the halves changed
     the test error by -0.0026 to +0.0011 (16 seeds per shape, each within 0.0075), where ignoring the
     annotators instead cost 0.019-0.039 (docs/annotators.md, "Undecided answers counted half each way")."""
-    if weighting != "vote" or graph.undecided is None:
-        return None
+    if weighting != "vote" or graph.undecided is None or not np.any(graph.undecided > 0):
+        return None  # (nothing taken off: the objective without a reversed term, bit for bit as before)
     return 0.5 * np.asarray(graph.undecided, dtype=np.float64)
 
 
