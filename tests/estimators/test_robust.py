@@ -162,6 +162,9 @@ def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
     assert problem.loss_weight.sum() + problem.reverse_weight.sum() == pytest.approx(1.0)  # every response's worth
     assert problem.robust(0.3).reverse_weight is problem.reverse_weight
     assert RobustProblem.build(weighted, "ckl", "net").reverse_weight is None
+    nobody = _two_followers_and_a_spammer([0.0, 0.0, 0.0])[1]  # nothing decided: halves alone are no data
+    with pytest.raises(ValueError, match="all comparison weights are zero"):
+        RobustProblem.build(nobody, "ckl", "vote")
 
 
 def test_cv_picks_the_best_validation_candidate(planted):

@@ -233,9 +233,10 @@ class RobustProblem:
     @classmethod
     def build(cls, graph: ComparisonGraph, loss, weighting: str, two_sided: bool = False) -> "RobustProblem":
         a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
-        total = a.sum() + (0.0 if b is None else b.sum())
-        if a.sum() <= 0:
+        undecided = 0.0 if b is None else b.sum()
+        if a.sum() - undecided <= 0:  # nothing decided (the halves alone would only pull every query to a tie)
             raise ValueError("all comparison weights are zero")
+        total = a.sum() + undecided
         return cls(graph, PairDistances(graph.pairs, graph.n_objects), get_loss(loss), weighting, a / total,
                    two_sided, None if b is None else b / total)
 
