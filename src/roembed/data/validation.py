@@ -254,4 +254,3 @@ def check_positions(position, m: int, where: RowLocator | None = None) -> np.nda
         raise InvalidComparisonsError(f"{where(r)}: position is {values[r]:g}, expected a whole number >= 0 "
                                       "(0 = the first option shown)")
     return values.astype(np.int64)
-

@@ -185,8 +185,9 @@ def reverse_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray | None
     nothing.  Where the data cannot pin the map down (the ``vote`` weighting of ``LOOSE_CHOICE``), dropping
     such answers had cost accuracy (THINGS, exploration draws 121-129, 63 fits: +0.0021 accuracy with the
     halves, standard error 0.0008); on synthetic crowds as loose with flipping spammers the halves changed
-    the test error by -0.0026 to +0.0011 (16 seeds per shape, each within 0.0075), where ignoring the
-    annotators instead cost 0.019-0.039 (docs/annotators.md, "Undecided answers counted half each way")."""
+    the test error by -0.0028 to +0.0014 (four settings, 8 seeds each, standard errors 0.004-0.008), where
+    ignoring the annotators instead cost 0.019-0.039 (docs/annotators.md, "Undecided answers counted half
+    each way")."""
     if weighting != "vote" or graph.undecided is None or not np.any(graph.undecided > 0):
         return None  # (nothing taken off: the objective without a reversed term, bit for bit as before)
     return 0.5 * np.asarray(graph.undecided, dtype=np.float64)
