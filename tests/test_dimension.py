@@ -81,3 +81,20 @@ def test_a_self_tuning_estimator_tunes_once_per_dimension_and_keeps_what_the_use
     chosen = tuned_params(fitted)
     assert "weighting" not in chosen and chosen["loss"] in ("soe", "tste") and "refine" in chosen
     assert tuned_params(SOE(2, max_iter=50).fit(planted(2))) == {}
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_fold_fits_warnings_come_back_counted_with_their_dimensions(n_jobs):
+    from sklearn.exceptions import ConvergenceWarning
+
+    # max_iter=2 cannot converge: every kept fold fit warns; the caller hears it once, counted, with the dimensions
+    # -- from worker processes too, whose own warnings would otherwise be lost
+    est = SOE(max_iter=2, random_state=0)
+    with pytest.warns(UserWarning) as record:
+        sel = select_dimension(est, planted(2), dimensions=[1, 2], cv=3, patience=None, n_jobs=n_jobs,
+                               random_state=0)
+    counted = [str(w.message) for w in record if "cross-validation fits" in str(w.message)]
+    assert counted == ["6 of 6 cross-validation fits (n_components 1, 2): ConvergenceWarning: SOE did not converge "
+                       "in 2 iterations (maximum number of iterations reached); increase max_iter"]
+    assert not any(w.category is ConvergenceWarning for w in record)  # no raw per-fold warning
+    assert list(sel.table["n_components"]) == [1, 2]

@@ -307,3 +307,21 @@ def test_replicates_start_from_the_full_fit_alone_and_their_warnings_are_counted
         bootstrap(RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, max_iter=2, random_state=0),
                   data.train, 4, random_state=0)
     assert sum("bootstrap replicates" in str(w.message) for w in record) == 1
+
+
+@pytest.mark.parametrize("warm_start, retune", [(True, False), (False, False), (True, True)])
+def test_an_auto_dimension_is_chosen_once_and_every_replicate_fits_at_it(monkeypatch, warm_start, retune):
+    import roembed.dimension as dimension
+
+    selections = []
+    real = dimension.select_dimension
+    monkeypatch.setattr(dimension, "select_dimension", lambda *a, **k: selections.append(1) or real(*a, **k))
+    data = small_problem(seed=5)
+    est = RobustOrdinalEmbedding("auto", max_iter=200, random_state=0)
+    full = RobustOrdinalEmbedding("auto", max_iter=200, random_state=0).fit(data.train)
+    assert len(selections) == 1
+    result = bootstrap(est, data.train, 3, fitted=full, warm_start=warm_start, retune=retune, n_jobs=1,
+                       random_state=0)
+    assert len(selections) == 1  # no replicate chose a dimension of its own
+    assert result.replicates.shape == (3, data.train.n_objects, full.n_components_)
+    assert est.n_components == "auto"  # the caller's estimator is left as it was

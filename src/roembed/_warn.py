@@ -22,3 +22,17 @@ def warn(message, category=UserWarning) -> None:
             outermost = level
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=outermost + 1)
+
+
+def warn_counted(fits, what: str, label: str | None = None) -> None:
+    """One ``UserWarning`` per distinct message that several fits gave, with how many gave it, instead of one per
+    fit from every worker (warnings raised in joblib's worker processes would not reach the caller at all).
+    ``fits``: one ``(key, messages)`` per fit; with ``label``, the keys of the fits that gave a message are listed
+    after it (e.g. ``label="n_components"``: "3 of 55 cross-validation fits (n_components 1, 2): ...")."""
+    keys: dict[str, list] = {}
+    for key, messages in fits:
+        for message in dict.fromkeys(map(str, messages)):
+            keys.setdefault(message, []).append(key)
+    for message, gave in sorted(keys.items()):
+        where = f" ({label} {', '.join(map(str, sorted(set(gave))))})" if label is not None else ""
+        warn(f"{len(gave)} of {len(fits)} {what}{where}: {message}", UserWarning)

@@ -49,6 +49,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from ._threads import limit_threads
+from ._warn import warn_counted
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.robust import tuned_params
@@ -74,15 +75,18 @@ class DimensionSelection:
 
 def _fold_fit(estimator, comparisons, train, test, threads, init=None):
     """Fits on ``train`` (from ``init`` if given); ``(embedding, training objective, 1 per violated test response,
-    the tuned parameters)``."""
-    with limit_threads(threads), warnings.catch_warnings():
+    the tuned parameters, the fit's warnings)``: the warnings as text, counted over the kept fits by
+    :func:`select_dimension` (a fold fit's own warning would read as if about the final fit)."""
+    with limit_threads(threads), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         warnings.simplefilter("ignore", DataWarning)  # a fold is a subset: the full fit warns about the data once
         est = clone(estimator)
         if init is not None:
             est.set_params(init=init)
         est.fit(comparisons[train])
     X = np.asarray(est.embedding_)
-    return X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test]), tuned_params(est)
+    return (X, float(getattr(est, "objective_", np.nan)), ~satisfied(X, comparisons[test]), tuned_params(est),
+            sorted({f"{w.category.__name__}: {w.message}" for w in caught}))
 
 
 def _fit_folds(estimator, comparisons, splits, parallel, threads):
@@ -145,7 +149,7 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
     def query_errors(wrong):
         return np.bincount(query, weights=w * wrong, minlength=len(w_q))[keep] / wq
 
-    fits = {}  # (p, fold) -> (embedding, objective, wrong per test response, tuned parameters)
+    fits = {}  # (p, fold) -> (embedding, objective, wrong per test response, tuned parameters, warnings)
     tuned = {}  # p -> the estimator with the first fold's choice
     tried = []
     with Parallel(n_jobs=n_jobs) as parallel:
@@ -159,6 +163,7 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
                 break
         if "init" in estimator.get_params(deep=False):
             _descend(tuned, comparisons, splits, tried, fits, parallel, threads_per_fit)
+    warn_counted([(p, fit[4]) for (p, _), fit in fits.items()], "cross-validation fits", label="n_components")
     errors = [query_errors(_wrong(fits, p, splits, len(w))) for p in tried]
     fold_errors = [[float(np.average(fits[p, f][2], weights=w[te])) for f, (_, te) in enumerate(splits)]
                    for p in tried]

@@ -84,7 +84,7 @@ from sklearn.base import clone
 
 from ._io import atomic_write
 from ._threads import limit_threads
-from ._warn import warn
+from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.robust import tuned_params
@@ -540,17 +540,6 @@ def _fitted_on(fitted, comparisons: Comparisons) -> bool:
     return seen is not None and np.array_equal(seen.quadruplets, comparisons.quadruplets)
 
 
-def _summarise_warnings(results: list) -> None:
-    """One warning per distinct message the replicates' fits gave, with how many gave it (instead of one
-    per replicate, from every worker)."""
-    counts = {}
-    for r in results:
-        for message in r.get("warnings", ()):
-            counts[str(message)] = counts.get(str(message), 0) + 1
-    for message, count in sorted(counts.items()):
-        warn(f"{count} of {len(results)} bootstrap replicates: {message}", UserWarning)
-
-
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
               calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
               random_state=None, verbose: int = 0, store=None, retune: bool = False) -> BootstrapResult:
@@ -559,7 +548,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     Parameters
     ----------
     estimator
-        An unfitted roembed estimator (cloned; never modified).
+        An unfitted roembed estimator (cloned; never modified).  With ``n_components="auto"`` the full fit
+        chooses the dimension and every replicate fits at it (maps of another dimension cannot be aligned
+        to the full fit's, and ``retune`` leaves the dimension alone).
     comparisons : Comparisons or array
     n_replicates : int
     unit : "query", "annotator" or "object"
@@ -612,6 +603,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
              "intervals are computed); ask for more replicates than dimensions", UserWarning)
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
+    if estimator.get_params(deep=False).get("n_components") == "auto":  # every replicate at the full fit's dimension
+        estimator = clone(estimator).set_params(n_components=p)
     reference = np.asarray(full.embedding_, dtype=np.float64)
     units = resampling_units(comparisons, unit)
     annotator_code, annotator_ids = None, None
@@ -631,7 +624,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
             threads_per_fit, warm_start, unit)
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r
-    _summarise_warnings(results)
+    warn_counted([(i, r.get("warnings", ())) for i, r in enumerate(results)], "bootstrap replicates")
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
                              calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]),
                              n_from_store=n_replicates - len(todo))

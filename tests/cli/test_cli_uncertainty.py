@@ -91,6 +91,20 @@ def test_dim_auto_writes_the_selection(votes, tmp_path, monkeypatch):
     assert not {"dimensions.csv", "dimensions.png"} & {p.name for p in out.iterdir()}
 
 
+def test_dim_auto_with_bootstrap_resamples_at_the_chosen_dimension(votes, tmp_path):
+    # the replicates start from the full fit's map, so they must fit at its dimension, not choose their own
+    out = tmp_path / "out"
+    result = run(votes, "--out", out, "--dim", "auto", "--bootstrap", 4, "--seed", 1, "--max-iter", 100)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    p = summary["dim_selected"]
+    assert summary["bootstrap"]["replicates"] == 4
+    assert {"dimensions.csv", "uncertainty.csv", "flag_frequency.csv"} <= set(summary["files"])
+    columns = set(pd.read_csv(out / "uncertainty.csv"))
+    assert {f"x{d}" for d in range(1, p + 1)} <= columns and f"x{p + 1}" not in columns
+    assert pd.read_csv(out / "embedding.csv").filter(regex=r"^x\d+$").shape[1] == p
+
+
 @pytest.mark.parametrize("args, fragment", [(["--bootstrap", 1], "at least 2"),
                                             (["--bootstrap", 3, "--annotator-rounds", 1], "cannot be combined"),
                                             (["--dim", "zero"], "neither a positive integer nor 'auto'"),
