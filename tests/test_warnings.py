@@ -62,3 +62,16 @@ def test_skipped_rows_warning_points_at_the_reader_call(tmp_path):
     path.write_text("i,j,k\n0,1,2\n0,1,x\n1,2,3\n")
     record = emitted(lambda: read_comparisons(path, on_invalid="skip"))
     assert_from_here(record, SkippedRowsWarning)
+
+
+def test_warnings_of_several_fits_are_counted_by_kind():
+    from roembed._warn import warn_counted
+
+    fits = [(1, ["A: 3 of 20 starts", "B: slow"]), (1, ["A: 5 of 20 starts"]), (2, ["B: slow", "B: slow"]), (3, [])]
+    with pytest.warns(UserWarning) as record:
+        warn_counted(fits, "fits", label="p")
+    # messages that differ only in their numbers are one kind, quoted by the first; each fit counts once
+    assert [str(w.message) for w in record] == ["2 of 4 fits (p 1), e.g.: A: 3 of 20 starts",
+                                                "2 of 4 fits (p 1, 2): B: slow"]
+    with pytest.warns(UserWarning, match=r"^1 of 2 runs: B: slow$"):
+        warn_counted([(None, ["B: slow"]), (None, [])], "runs")

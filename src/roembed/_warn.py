@@ -6,6 +6,7 @@ its parent's, a reader called through another); :func:`warn` counts the frames i
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 
@@ -25,14 +26,17 @@ def warn(message, category=UserWarning) -> None:
 
 
 def warn_counted(fits, what: str, label: str | None = None) -> None:
-    """One ``UserWarning`` per distinct message that several fits gave, with how many gave it, instead of one per
+    """One ``UserWarning`` per kind of message that several fits gave, with how many gave it, instead of one per
     fit from every worker (warnings raised in joblib's worker processes would not reach the caller at all).
-    ``fits``: one ``(key, messages)`` per fit; with ``label``, the keys of the fits that gave a message are listed
-    after it (e.g. ``label="n_components"``: "3 of 55 cross-validation fits (n_components 1, 2): ...")."""
-    keys: dict[str, list] = {}
-    for key, messages in fits:
-        for message in dict.fromkeys(map(str, messages)):
-            keys.setdefault(message, []).append(key)
-    for message, gave in sorted(keys.items()):
-        where = f" ({label} {', '.join(map(str, sorted(set(gave))))})" if label is not None else ""
-        warn(f"{len(gave)} of {len(fits)} {what}{where}: {message}", UserWarning)
+    ``fits``: one ``(key, messages)`` per fit; messages that differ only in their numbers are one kind, quoted
+    by its first ("e.g."); with ``label``, the keys of the fits that gave it are listed (e.g.
+    ``label="n_components"``: "3 of 55 cross-validation fits (n_components 1, 2): ...")."""
+    kinds: dict[str, tuple[str, dict, set]] = {}  # numbers masked -> (first message, fit -> key, messages)
+    for fit, (key, messages) in enumerate(fits):
+        for message in map(str, messages):
+            first, keys, seen = kinds.setdefault(re.sub(r"\d+(\.\d+)?", "#", message), (message, {}, set()))
+            keys[fit] = key
+            seen.add(message)
+    for first, keys, seen in sorted(kinds.values(), key=lambda kind: kind[0]):
+        where = f" ({label} {', '.join(map(str, sorted(set(keys.values()))))})" if label is not None else ""
+        warn(f"{len(keys)} of {len(fits)} {what}{where}{', e.g.' if len(seen) > 1 else ''}: {first}", UserWarning)
