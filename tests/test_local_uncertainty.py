@@ -3,6 +3,7 @@ singular path, coverage on planted data."""
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from roembed import SOE, STE, RobustOrdinalEmbedding, TwoStageEmbedding
 from roembed.data import Comparisons
@@ -160,13 +161,17 @@ def test_local_regions_cover_planted_points_and_follow_the_data():
     table = res.objects()
     assert {"x1", "x2", "axis_major", "axis_minor", "angle", "radius", "dispersion", "n_comparisons"} <= set(table)
     assert (table["axis_major"] >= table["axis_minor"]).all()
-    # with a tenth of its comparisons an object's region grows (about sqrt(10) times), the others' hardly
+    # with a tenth of its comparisons an object's region grows (about sqrt(10) times), the others' hardly --
+    # for a fit whose loss has a slope on most comparisons (here every vote: 75% of the loss weight).  The
+    # default chose SOE with the consensus weighting here, whose hinge is flat on the 78% of the weight beyond
+    # its margin: the regions rest on the rest, and object 0's did not grow (docs/uncertainty.md)
     c = data.train
     query = c.aggregate().response_query
     kept = np.random.default_rng(0).random(query.max() + 1) < 0.1
     keep = ~(c.quadruplets == 0).any(axis=1) | kept[query]
-    fewer = local_uncertainty(RobustOrdinalEmbedding(2, random_state=0).fit(c[keep])).objects()
-    growth = fewer["dispersion"] / table["dispersion"]
+    voted = RobustOrdinalEmbedding(2, weighting="vote", random_state=0)
+    growth = (local_uncertainty(clone(voted).fit(c[keep])).objects()["dispersion"]
+              / local_uncertainty(clone(voted).fit(c)).objects()["dispersion"])
     assert growth[0] > 2.0 and 0.7 < growth[1:].median() < 1.4
 
 

@@ -112,6 +112,7 @@ def test_resampled_queries_count_as_copies_under_every_weighting():
         # majority: one vote per draw (not one per query); net: (3 - 1) per draw; paper: 3^2 per draw
         assert edge_weights(g, "majority")[edge] == draws[0]
         assert edge_weights(g, "net")[edge] == pytest.approx(2 * draws[0])
+        assert edge_weights(g, "consensus")[edge] == pytest.approx(0.5 * draws[0])  # (3 - 1) / (3 + 1) per draw
         assert edge_weights(g, "paper")[edge] == pytest.approx(9 * draws[0])
         assert edge_weights(g, "vote")[edge] == pytest.approx(3 * draws[0])
         break
@@ -158,7 +159,7 @@ def test_a_dataset_given_as_copies_fits_like_the_dataset():
     data = small_problem(seed=6, rate=0.2, model="majority")
     c = data.train
     twice = c.with_weight(2 * c.weight, copies=np.full(len(c), 2.0))
-    for weighting in ("majority", "net"):
+    for weighting in ("majority", "net", "consensus"):
         est = RobustOrdinalEmbedding(2, weighting=weighting, max_iter=100, random_state=0)
         assert np.allclose(est.fit(c).embedding_, est.fit(twice).embedding_, atol=1e-6)
     # one vote per query: every weighting gives a query drawn twice the weight 2 that "vote" gives it
@@ -168,8 +169,8 @@ def test_a_dataset_given_as_copies_fits_like_the_dataset():
     drawn = np.where(np.arange(len(single)) % 2 == 0, 2.0, 1.0)
     sample = single.with_weight(drawn, copies=drawn)
     fits = {w: RobustOrdinalEmbedding(2, weighting=w, loss="soe", refine=None, max_iter=100, random_state=0)
-            .fit(sample).embedding_ for w in ("vote", "majority", "net")}
-    assert np.allclose(fits["majority"], fits["vote"], atol=1e-6) and np.allclose(fits["net"], fits["vote"], atol=1e-6)
+            .fit(sample).embedding_ for w in ("vote", "majority", "net", "consensus")}
+    assert all(np.allclose(fits[w], fits["vote"], atol=1e-6) for w in ("majority", "net", "consensus"))
     ignored = RobustOrdinalEmbedding(2, weighting="majority", loss="soe", refine=None, max_iter=100,
                                      random_state=0).fit(single.with_weight(drawn)).embedding_
     assert not np.allclose(ignored, fits["vote"], atol=1e-3)

@@ -71,7 +71,7 @@ def test_fit_writes_everything(files, spam):
     assert 0 <= summary["train_error"] < 0.5 and 0 <= summary["holdout_error"] < 0.5
     assert summary["iterations"] > 0 and np.isfinite(summary["objective"])
     chosen = summary["chosen"]  # the self-tuning default says what it chose, in the summary and on stdout
-    assert chosen["loss"] in ("soe", "tste") and chosen["weighting"] in ("net", "majority")
+    assert chosen["loss"] in ("soe", "tste") and chosen["weighting"] in ("consensus", "vote")
     assert chosen["lam"] == summary["lam_used"]
     assert summary["versions"]["roembed"] and summary["files"] == sorted(p.name for p in out.iterdir())
 

@@ -38,12 +38,12 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
                                                                                              "refine")}
     # the greedy order: every weighting with the first loss; refinements only on each weighting's best fit
     unrefined = [r for r in results if r["refine"] is None]
-    assert {r["weighting"] for r in unrefined if r["loss"] == "soe"} == {"net", "majority", "vote"}
+    assert {r["weighting"] for r in unrefined if r["loss"] == "soe"} == {"consensus", "vote"}
     for r in results:
         if r["refine"] is not None:
             top = max((u for u in unrefined if u["weighting"] == r["weighting"]), key=lambda u: u["score"])
             assert r["loss"] == top["loss"]
-    assert {r["weighting"] for r in results if r["refine"] is not None} == {"net", "majority"}  # never "vote"
+    assert {r["weighting"] for r in results if r["refine"] is not None} == {"consensus"}  # never "vote"
     # t-STE with the first loss's best weighting, and with every vote (its likelihood's own data), each once
     soe_best = max((r for r in unrefined if r["loss"] == "soe"), key=lambda r: r["score"])["weighting"]
     tste = [r["weighting"] for r in unrefined if r["loss"] == "tste"]
@@ -52,6 +52,8 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
 
 def test_only_refinements_far_below_the_best_are_given_up(majority, monkeypatch):
     monkeypatch.setattr(robust, "HOPELESS_AFTER", 10)  # these refinements converge within 200 iterations
+    # majority's refinements lose far under majority flips: candidates to give up
+    monkeypatch.setattr(robust, "AUTO_WEIGHTINGS", ("consensus", "majority", "vote"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = RobustOrdinalEmbedding(2, random_state=0, n_init=2).fit(majority.train).tuning_results_
@@ -222,8 +224,8 @@ def test_equal_weightings_are_tried_once():
     data = make_synthetic(n_objects=25, dim=2, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
                           model="vote", random_state=2)
     est = RobustOrdinalEmbedding(2, loss="soe", refine=None, random_state=0, n_init=1, annotators=None).fit(data.train)
-    assert [r["weighting"] for r in est.tuning_results_] == []  # one vote per query: net == majority
-    assert est.chosen_params_["weighting"] == "net"
+    assert [r["weighting"] for r in est.tuning_results_] == []  # one vote per query: consensus == vote
+    assert est.chosen_params_["weighting"] == "consensus"
 
 
 def test_weightings_that_differ_in_a_few_edges_are_one_candidate():
@@ -264,7 +266,7 @@ def test_too_few_queries_warns_and_uses_the_first_candidates():
     with pytest.warns(UserWarning, match="too few queries"):
         est = RobustOrdinalEmbedding(2, random_state=0, n_init=1).fit(data.train)
     assert (est.chosen_params_["loss"], est.chosen_params_["weighting"], est.chosen_params_["refine"]) == (
-        "soe", "net", None)
+        "soe", "consensus", None)
 
 
 def test_restarts_keep_the_lowest_objective_and_recover_a_line():
