@@ -592,7 +592,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         the plain start never did -- hence the default.
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (see the module docstring); None skips it; ``"auto"``
-        continues the best fit of every weighting but ``vote`` with the pairs ``AUTO_REFINES``
+        continues the best fit of each candidate weighting (with ``weighting="auto"``: ``consensus``; ``vote``
+        only when set by name) with the pairs ``AUTO_REFINES``
         (when the fit's robust stage shifts at least ``REFINE_MIN_OUTLIERS`` of the loss weight) and keeps one
         where validation prefers it.
     refine_alpha : "auto" or float >= 0
