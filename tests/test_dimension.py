@@ -54,6 +54,10 @@ def test_bad_parameters():
         select_dimension(SOE(), planted(1), dimensions=[0, 1])
     with pytest.raises(ValueError, match="n_components"):
         SOE(n_components="three").fit(planted(1))
+    # fewer distinct queries than folds: the error says what needed the folds
+    with pytest.raises(ValueError, match=r"^choosing the dimension by 5-fold cross-validation: 3 query groups "
+                                         r"cannot fill 5 folds$"):
+        SOE(n_components="auto").fit(np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 1, 2]]))
 
 
 def test_dimension_plot():

@@ -52,6 +52,7 @@ from ._threads import limit_threads
 from ._warn import warn_counted
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
+from .data.validation import InvalidComparisonsError
 from .estimators.robust import tuned_params
 from .metrics import one_standard_error, satisfied
 from .model_selection import GroupedKFold
@@ -138,7 +139,10 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
     dims = list(range(1, min(20, n_used - 1) + 1)) if dimensions is None else sorted(set(int(d) for d in dimensions))
     if not dims or dims[0] < 1:
         raise ValueError(f"dimensions must be positive integers, got {dimensions!r}")
-    splits = list(GroupedKFold(cv, random_state=random_state).split(comparisons))
+    try:
+        splits = list(GroupedKFold(cv, random_state=random_state).split(comparisons))
+    except InvalidComparisonsError as exc:  # say what needed the folds (``roembed fit --dim auto`` on tiny data)
+        raise InvalidComparisonsError(f"choosing the dimension by {cv}-fold cross-validation: {exc}") from None
     graph = comparisons.aggregate()
     query = np.unique(graph.response_query, return_inverse=True)[1].reshape(-1)
     w = comparisons.weight
