@@ -272,9 +272,9 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
       gauge to remove (the others fix rotation, translation and scale), and nothing of the others'
       movement reaches ``x_i``;
     * everything the linearisation misses: non-smooth or non-convex losses far from the fit, the choice
-      of the "auto" parameters (fixed at the fit's), the annotator weights (fixed), and for the
-      ``majority`` weighting the bootstrap's counting of a query drawn ``c`` times as one vote
-      (the sandwich scores a query as a unit of data either way).
+      of the "auto" parameters (fixed at the fit's) and the annotator weights (fixed).  A hinge (SOE) fit
+      whose comparisons mostly lie beyond the margin has a slope on few of them and its regions rest on
+      those: an object left with a tenth of its comparisons kept its region (docs/uncertainty.md).
 
     Parameters
     ----------
