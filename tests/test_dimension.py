@@ -58,6 +58,8 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match=r"^choosing the dimension by 5-fold cross-validation: 3 query groups "
                                          r"cannot fill 5 folds$"):
         SOE(n_components="auto").fit(np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 1, 2]]))
+    with pytest.raises(ValueError, match=r": 1 query group cannot fill 5 folds$"):  # one query, its answer twice
+        SOE(n_components="auto").fit(np.array([[0, 1, 2], [0, 1, 2]]))
 
 
 def test_dimension_plot():

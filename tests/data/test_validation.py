@@ -121,6 +121,18 @@ def test_free_coordinates_known_answers(n, p, free):
     assert free_coordinates(n, p) == free
 
 
+def test_data_problems_count_in_words():
+    """Known answers for the messages' counts, singular and plural: one query over three objects in one
+    dimension (2 free coordinates), and three dimensions for three objects."""
+    from roembed.data.diagnostics import data_problems
+
+    one = Comparisons(np.array([[0, 1, 2]]), n_objects=3).aggregate()
+    assert [s.split(":")[0] for s in data_problems(one, n_components=1)] == [
+        "1 distinct query for 3 objects in 1 dimension"]
+    assert [s for s in data_problems(one, n_components=3) if "dimensions for" in s] == [
+        "3 dimensions for 3 objects with comparisons: 3 points fit in 2 dimensions, the rest are arbitrary"]
+
+
 @pytest.mark.parametrize("p", [1, 2, 3])
 def test_free_coordinates_are_what_every_margin_together_fixes(p):
     """With every triplet query, the only motions that change no margin (to first order) are shifts and
@@ -151,7 +163,8 @@ def test_fewer_queries_than_free_coordinates_are_warned(p):
         problems = data_problems(Comparisons(np.array(chosen[:m]), n_objects=n).aggregate(), n_components=p)
         loose = [s for s in problems if "distinct queries" in s]
         if m < free:
-            assert loose == [f"{m} distinct queries for {n} objects in {p} dimensions: fewer than the {free} "
+            dims = {1: "1 dimension", 2: "2 dimensions", 3: "3 dimensions"}[p]
+            assert loose == [f"{m} distinct queries for {n} objects in {dims}: fewer than the {free} "
                              "coordinates that shift and rotation leave free, so the comparisons cannot pin the map "
                              "down (some changes of shape move no query's margin); use fewer dimensions or more "
                              "comparisons; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) shows how "
