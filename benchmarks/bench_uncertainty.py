@@ -27,6 +27,14 @@ Sections (``--sections``, all by default):
     Exploration used seeds 100 and 101 (``--first-seed 100``); the documented table is seeds 0-2.
     ``--dump DIR`` keeps each fit and the bootstrap's covariances; ``--from-dump DIR`` recomputes the
     local figures from them without refitting or rerunning the bootstrap.
+``sloped``
+    Where the local regions are far too small: the synthetic protocol at n = 100 with ``--sloped-sizes``
+    training triplets, p in ``--dims``, clean (even seeds) and with 25% ``vote`` flips (odd seeds), the
+    default fit; per fit the queries where the fitted loss has a slope per coordinate
+    (:func:`roembed.sandwich.sloped_queries`) and the coverage of the local 90% regions (``fixed`` and
+    ``free``) against the truth.  Summarised below and from
+    :data:`roembed.sandwich.MIN_SLOPED_QUERIES_PER_COORDINATE`, the threshold of ``local_uncertainty``'s
+    warning (chosen on seeds 100-104 of this sweep).
 ``music``
     The aset400 music triplets (``--music PATH``), p = 2, 100 replicates: per-artist stability
     against the number of comparisons the artist is in (Spearman rank correlation), and the
@@ -157,6 +165,28 @@ def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None, from_dump=N
     return rows
 
 
+def sloped_runs(seeds, dims, sizes):
+    """One row per (seed, p, m): sloped queries per coordinate and the local regions' coverage (``sloped``)."""
+    from roembed import RobustOrdinalEmbedding, local_uncertainty
+    from roembed.experiments import make_synthetic
+
+    rows = []
+    for seed, dim, m in itertools.product(seeds, dims, sizes):
+        rate = 0.25 if seed % 2 else 0.0
+        data = make_synthetic(dim=dim, n_train=m, rate=rate, model="vote", n_test=100, random_state=seed)
+        est = RobustOrdinalEmbedding(dim, random_state=seed).fit(data.train)
+        chosen = est.chosen_params_
+        row = dict(seed=seed, dim=dim, m=m, rate=rate, chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}")
+        for others in ("fixed", "free"):
+            local = local_uncertainty(est, others=others)
+            row[f"coverage_{others}"] = local.coverage(data.X_true)
+        row.update(queries=local.n_queries, sloped_queries=local.n_sloped_queries,
+                   sloped_per_coordinate=local.sloped_queries_per_coordinate)
+        rows.append(row)
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+    return rows
+
+
 def cost_run(replicates, seed=0):
     from roembed import RobustOrdinalEmbedding, bootstrap
     from roembed.experiments import make_synthetic
@@ -246,11 +276,12 @@ def music_run(path, replicates, n_jobs, figure):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", nargs="+", default=["coverage", "cost", "dask", "music"],
-                        choices=["coverage", "local", "cost", "dask", "music"])
+                        choices=["coverage", "local", "sloped", "cost", "dask", "music"])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0, help="Seeds first-seed .. first-seed + seeds - 1.")
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 10])
     parser.add_argument("--settings", nargs="+", default=["clean", "spammers"])
+    parser.add_argument("--sloped-sizes", type=int, nargs="+", default=[2500, 5000, 10000, 20000, 40000])
     parser.add_argument("--replicates", type=int, default=100)
     parser.add_argument("--dask-replicates", type=int, default=20)
     parser.add_argument("--cost-replicates", type=int, default=10)
@@ -290,6 +321,18 @@ def main(argv=None):
                                 ratio=med("median_trace_ratio"), local_s=med("local_seconds"),
                                 seconds=med("bootstrap_seconds"), speedup=med("speedup"), n=len(sel),
                                 load=sel[-1]["load"]))
+    if "sloped" in args.sections:
+        from roembed.sandwich import MIN_SLOPED_QUERIES_PER_COORDINATE as LIMIT
+
+        rows = sloped_runs(range(args.first_seed, args.first_seed + args.seeds), args.dims, args.sloped_sizes)
+        payload["sloped"] = rows
+        for others in ("fixed", "free"):
+            for side, sel in (("below", [r for r in rows if r["sloped_per_coordinate"] < LIMIT]),
+                              ("from", [r for r in rows if r["sloped_per_coordinate"] >= LIMIT])):
+                cov = [r[f"coverage_{others}"] for r in sel]
+                summary.append(dict(what=f"sloped/coordinate {side} {LIMIT}: local {others}", n=len(sel),
+                                    median=float(np.median(cov)) if cov else None, lo=min(cov, default=None),
+                                    hi=max(cov, default=None), load=load()))
     if "cost" in args.sections:
         row = cost_run(args.cost_replicates)
         payload["cost"] = row

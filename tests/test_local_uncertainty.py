@@ -10,9 +10,10 @@ from roembed.data import Comparisons
 from roembed.data.diagnostics import DataWarning
 from roembed.estimators.base import edge_objective
 from roembed.experiments import make_synthetic
-from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent
+from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent, robust_penalty
 from roembed.objective import PairDistances
-from roembed.sandwich import joint_curvature, joint_sandwich, local_curvature, local_uncertainty, sandwich
+from roembed.sandwich import (MIN_SLOPED_QUERIES_PER_COORDINATE, joint_curvature, joint_sandwich, local_curvature,
+                              local_uncertainty, sandwich, sloped_queries)
 
 
 def small_problem(seed=0, rate=0.0, model="vote", n_objects=25, n_train=1200):
@@ -192,6 +193,43 @@ def test_bad_input(monkeypatch):
     with pytest.raises(TypeError, match="bootstrap"):
         local_uncertainty(TwoStageEmbedding(2, random_state=0).fit(data.train))
     assert local_uncertainty(est, data.train).covariances.shape == (25, 2, 2)  # the same comparisons are fine
+
+
+@pytest.mark.parametrize("case", ["soe-robust", "tste"])
+def test_sloped_queries_counts_the_queries_with_a_slope(case):
+    """Known answer by a loop over edges: a hinge has no slope beyond its margin (some queries have none),
+    t-STE has one everywhere (every query)."""
+    loss, cap, two_sided = CASES[case]
+    graph = tiny_graph(seed=2)
+    X = np.random.default_rng(4).standard_normal((graph.n_objects, 2)) * 2.0
+    objective = edge_objective(graph, loss, np.ones(len(graph)), cap, two_sided)
+    sloped = set()
+    for c, (i, j, l, k) in enumerate(np.asarray(objective.objects)):  # one edge at a time
+        s = np.atleast_1d(loss.margin(np.sum((X[i] - X[j]) ** 2), np.sum((X[l] - X[k]) ** 2))[0])
+        slope = (loss.penalty(s) if cap is None else robust_penalty(loss, s, cap, two_sided))[1]
+        if np.asarray(slope).item() != 0:
+            sloped.add(int(graph.edge_query[c]))
+    got = sloped_queries(objective, X, graph.edge_query, chunk=8)
+    assert got == len(sloped)
+    n_queries = len(np.unique(graph.edge_query))
+    assert (got < n_queries) if case == "soe-robust" else (got == n_queries)
+
+
+def test_far_too_few_sloped_queries_are_warned():
+    """The default fit on 1,200 triplets over 25 objects (a hinge, slope on few queries) warns and says how many;
+    the same fit with every query sloped (t-STE) on 6,000 triplets does not."""
+    sparse = RobustOrdinalEmbedding(2, loss="soe", random_state=0).fit(small_problem().train)
+    with pytest.warns(DataWarning, match=r"slope on \d+ of \d+ queries, [\d.]+ per coordinate .* bootstrap\(\)"):
+        loc = local_uncertainty(sparse)
+    assert loc.sloped_queries_per_coordinate < MIN_SLOPED_QUERIES_PER_COORDINATE
+    assert loc.n_sloped_queries < loc.n_queries
+    rich = RobustOrdinalEmbedding(2, loss="tste", random_state=0).fit(small_problem(n_train=6000).train)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        loc = local_uncertainty(rich)
+    assert loc.n_sloped_queries == loc.n_queries
+    assert loc.sloped_queries_per_coordinate == loc.n_queries / (25 * 2) >= MIN_SLOPED_QUERIES_PER_COORDINATE
 
 
 def test_joint_curvature_holds_the_local_blocks_and_matches_finite_differences():
