@@ -122,10 +122,12 @@ def test_free_coordinates_known_answers(n, p, free):
 
 
 def test_data_problems_count_in_words():
-    """Known answers for the messages' counts, singular and plural: one query over three objects in one
-    dimension (2 free coordinates), and three dimensions for three objects."""
+    """Known answers for the messages' counts, singular and plural: a one-row repr, one query over three objects
+    in one dimension (2 free coordinates), and three dimensions for three objects."""
     from roembed.data.diagnostics import data_problems
 
+    assert repr(Comparisons(np.array([[0, 1, 2]]), n_objects=3)) == "Comparisons(1 triplet over 3 objects)"
+    assert repr(Comparisons(np.array([[0, 1, 2, 3]] * 2), n_objects=4)) == "Comparisons(2 quadruplets over 4 objects)"
     one = Comparisons(np.array([[0, 1, 2]]), n_objects=3).aggregate()
     assert [s.split(":")[0] for s in data_problems(one, n_components=1)] == [
         "1 distinct query for 3 objects in 1 dimension"]

@@ -398,7 +398,7 @@ class Comparisons:
         return repr(self._object_names[o]) if self._object_names is not None else str(int(o))
 
     def __repr__(self) -> str:
-        kind = "triplets" if self.is_triplet else "quadruplets"
+        kind = ("triplet" if self.is_triplet else "quadruplet") + ("" if len(self) == 1 else "s")
         extra = ", with annotators" if self.annotator is not None else ""
         extra += ", with gold answers" if self.gold is not None else ""
         extra += ", with screen positions" if self.position is not None else ""
