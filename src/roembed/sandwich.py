@@ -295,7 +295,10 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     * everything the linearisation misses: non-smooth or non-convex losses far from the fit, the choice
       of the "auto" parameters (fixed at the fit's) and the annotator weights (fixed).  A hinge (SOE) fit
       whose comparisons mostly lie beyond the margin has a slope on few of them and its regions rest on
-      those: an object left with a tenth of its comparisons kept its region (docs/uncertainty.md).
+      those: an object left with a tenth of its comparisons kept its region (docs/uncertainty.md);
+    * that a refined default fit is the mean of refinements at several slopes (``refine_ensemble``): the
+      curvature is read at that mean from the first slope's objective, whose minimum it is not (its
+      gradient is in ``gradient``; the query scatter ``B_i`` is centred, so a common drift does not count).
 
     The queries where the fitted loss has a slope are what the regions are made of: with fewer than
     :data:`MIN_SLOPED_QUERIES_PER_COORDINATE` (6) per coordinate of the map it warns

@@ -9,9 +9,9 @@ from scipy.stats import spearmanr
 from roembed import Comparisons, RobustOrdinalEmbedding
 from roembed.estimators import robust
 from roembed.estimators.robust import (STAGES, RobustProblem, RobustSettings, fit_robust, refine_candidate,
-                                      restart_agreement, stage_refine)
+                                      restart_agreement, stage_refine, stage_refine_ensemble)
 from roembed.experiments.synthetic import make_synthetic
-from roembed.metrics import agreement
+from roembed.metrics import agreement, procrustes
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +88,28 @@ def test_a_hopeless_refinement_is_scored_where_it_was_given_up(refine_setup, mon
 def _refinement_value(problem, settings, X):
     objective = problem.refined(settings.refine)
     return objective.embedding_value_and_grad(X, problem.distances)[0] + settings.refine_alpha * np.sum(X * X)
+
+
+def test_the_refinement_ensemble_is_the_mean_of_the_aligned_refinements(refine_setup):
+    """Known answer: each slope's refinement from the same robust state, aligned onto the first by Procrustes with
+    scaling, averaged; the stored objective is the first slope's at the mean, and the iterations add up.  One
+    multiple is the refinement itself."""
+    problem, settings, state, _ = refine_setup
+    one = stage_refine_ensemble(problem, dataclasses.replace(settings, refine_ensemble=(1.0,)), state)
+    first = stage_refine(problem, settings, state)
+    np.testing.assert_array_equal(one.X, first.X)
+    assert one.result.objective == first.result.objective
+    steeper = stage_refine(problem, dataclasses.replace(settings, refine=3.0), state)
+    both = stage_refine_ensemble(problem, dataclasses.replace(settings, refine_ensemble=(1.0, 1.5)), state)
+    expected = (first.X + procrustes(first.X, steeper.X).apply(steeper.X)) / 2
+    np.testing.assert_allclose(both.X, expected, rtol=0, atol=1e-12)
+    assert not np.allclose(both.X, first.X, atol=1e-3)  # the slopes reach different maps
+    assert both.result.objective == pytest.approx(_refinement_value(problem, settings, both.X), rel=1e-12)
+    assert both.result.objective > first.result.objective  # the mean is not the first slope's minimum
+    assert both.n_iter == first.n_iter + steeper.n_iter - state.n_iter
+    assert both.unconverged == state.unconverged  # every refinement converged here
+    no_refine = dataclasses.replace(settings, refine=None, refine_ensemble=(1.0, 1.5))
+    assert stage_refine_ensemble(problem, no_refine, state) is state
 
 
 def test_the_refinement_starts_at_the_sigmoid_s_best_scale(refine_setup):
@@ -202,7 +224,9 @@ def test_a_large_graph_continues_the_chosen_candidate_on_every_comparison(majori
     assert set(candidate_tols) == {robust.SCREEN_TOL}
     assert final_tol == large.chosen_params_["tol"] < robust.SCREEN_TOL
     assert refine_tols and set(refine_tols) == {large.chosen_params_["tol"]}
-    assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam}  # the same choice, the candidate's lam
+    # the same choice, the candidate's lam, and the candidate's single refinement continued (no ensemble)
+    assert fitted.chosen_params_["refine_ensemble"] == (1.0, 1.5)
+    assert large.chosen_params_ == fitted.chosen_params_ | {"lam": candidate.lam, "refine_ensemble": None}
     assert [(r["loss"], r["weighting"], r["refine"]) for r in large.tuning_results_] == \
         [(r["loss"], r["weighting"], r["refine"]) for r in fitted.tuning_results_]
     assert large.n_iter_ < fitted.n_iter_  # plain and robust stages not run again
@@ -465,14 +489,15 @@ def test_restart_agreement(values, converged, expected):
 
 def test_stages_are_a_plain_sequence():
     names = [s.__name__ for s in STAGES]
-    assert names == ["stage_plain", "stage_penalty", "stage_robust", "stage_refine", "stage_shifts"]
-    assert stage_refine in STAGES
+    assert names == ["stage_plain", "stage_penalty", "stage_robust", "stage_refine_ensemble", "stage_shifts"]
 
 
 @pytest.mark.parametrize("params, match", [
     (dict(n_init=0), "n_init"), (dict(n_init="many"), "n_init"), (dict(validation_fraction=0.0), "validation"),
     (dict(validation_fraction=0.95), "validation"), (dict(refine_alpha=-1.0), "refine_alpha"),
     (dict(weighting="best"), "weighting"), (dict(loss="best"), "unknown loss"),
+    (dict(refine_ensemble=(1.5,)), "refine_ensemble"), (dict(refine_ensemble=(1.0, -1.0)), "refine_ensemble"),
+    (dict(refine_ensemble=()), "refine_ensemble"), (dict(refine_ensemble=1.5), "refine_ensemble"),
 ])
 def test_bad_parameters(params, match):
     trip = Comparisons(np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1]]), n_objects=3)

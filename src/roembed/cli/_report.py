@@ -147,6 +147,10 @@ def describe_choice(estimator) -> str | None:
     if chosen is None:
         return None
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
+    ensemble = chosen.get("refine_ensemble") or (1.0,)
+    if chosen.get("refine") is not None and len(ensemble) > 1:
+        refine += " (the mean of the maps at slopes " + \
+            ", ".join(f"{chosen['refine'] * m:g}" for m in ensemble) + ")"
     tuned = getattr(estimator, "tuning_results_", None)
     if getattr(estimator, "refine", None) == "auto" and tuned and \
             all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
