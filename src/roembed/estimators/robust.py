@@ -48,7 +48,8 @@ exploration draws and the test error fell from 0.215 to 0.204 (medians).
 
 The fit is a straight sequence of stages over one :class:`RobustProblem` (graph, pair
 distances, loss weights; objectives built once each), ``STAGES``: plain (``n_init`` starts,
-lowest objective kept) -> penalty (``lam``) -> robust -> refine -> shifts, each a function
+lowest objective kept) -> penalty (``lam``) -> robust -> refine (in the final fit the mean of the refinements
+at the slope and 1.5 times it, ``refine_ensemble``: :func:`stage_refine_ensemble`) -> shifts, each a function
 ``(problem, settings, state) -> state`` (:func:`fit_robust`); a new stage is one more entry.
 
 The self-tuning default (``loss``, ``weighting``, ``refine`` = ``"auto"``): 20% of the
@@ -100,7 +101,9 @@ subsets of 50,000 triplets; the benchmark uses 1000 + r), each candidate refitte
 * t-STE wins on music (0.167 vs 0.173 for the best SOE) and loses on synthetic (0.070 vs
   0.044); validation picked the better of the two on every exploration draw.
 * The refinement: (2, 1e-4) 0.206 under unanimous flips, (1.5, 1e-5) 0.132 under majority
-  flips (vs 0.174 without); on clean data it costs 0.02-0.07 and validation never chose it.
+  flips (vs 0.174 without); on clean data it costs 0.02-0.07 and validation never chose it.  The final fit
+  averages it with the refinement at 1.5 times the slope (-0.0026 and -0.0020 on exploration trials; see
+  :func:`stage_refine_ensemble`).
 * Its gate, the robust stage's outlier share of at least 1%: the fits it starts from flagged 0-0.24% of the
   loss weight on clean data, under vote flips and spammers (``net`` and ``majority`` discount those), on
   music (p = 9) and on THINGS, and 1.4-8.6% under majority and unanimous flips, at n = 30 with 20% of the
