@@ -67,7 +67,8 @@ Losing losses are not refined, nor is a fit whose robust stage puts an outlier s
 loss weight (``REFINE_MIN_OUTLIERS``, :func:`outlier_share`: no evidence of contamination), and a refinement
 more than 0.02 below the best candidate after 200
 iterations is given up (:func:`refine_candidate`), so a default fit costs three or four robust fits
-and up to two refinement stages plus the refit on everything with the winner (``chosen_params_``;
+and up to two refinement stages plus the refit on everything with the winner (a refinement refitted at two
+slopes, ``refine_ensemble``; ``chosen_params_``;
 ``tuning_results_`` lists every candidate's score); from ``CONTINUE_EDGES`` (2^16) edges on, the candidates'
 robust fits stop at tolerance ``SCREEN_TOL`` (1e-6) and the refit continues the winner's last stage to ``tol``
 instead of starting over (:func:`continue_fit`).  Below 50 queries nothing is held out and the first candidates
