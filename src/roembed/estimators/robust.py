@@ -37,8 +37,8 @@ the whole responses' worth of the query left (:meth:`~roembed.data.ComparisonGra
 when contamination is spread over many votes of the same query (spammers) they beat
 per-vote weighting.
 
-Refinement (``refine=slope``, off by default): a third stage minimises the
-symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of SOE's Euclidean margins
+Refinement (``refine=slope``; ``"auto"``, the default, tries it on validation, see below): a third
+stage minimises the symmetric sigmoid loss :class:`~roembed.losses.Sigmoid` of SOE's Euclidean margins
 (whatever ``loss`` is), with the same loss weights, from the robust solution and
 with its own ridge ``refine_alpha``.  The outlier shifts
 are then evaluated at the refined embedding.  It helps where whole comparisons
@@ -734,9 +734,11 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if not _is_auto(self.refine_alpha):
             check_param("refine_alpha", self.refine_alpha, low=0)
         ensemble = self.refine_ensemble
-        if not (isinstance(ensemble, (tuple, list)) and len(ensemble) >= 1 and ensemble[0] == 1
-                and all(isinstance(m, (int, float, np.number)) and not isinstance(m, bool) and m > 0 for m in ensemble)):
-            raise ValueError(f"refine_ensemble must be a tuple of slope multiples > 0 starting with 1, got {ensemble!r}")
+        numbers = isinstance(ensemble, (tuple, list)) and all(
+            isinstance(m, (int, float, np.number)) and not isinstance(m, bool) for m in ensemble)
+        if not (numbers and len(ensemble) >= 1 and ensemble[0] == 1 and min(ensemble) > 0):
+            raise ValueError("refine_ensemble must be a tuple of slope multiples > 0 starting with 1, "
+                             f"got {ensemble!r}")
         if not _is_auto(self.n_init):
             check_param("n_init", self.n_init, low=1, integer=True)
         check_param("validation_fraction", self.validation_fraction, low=0, low_open=True, high=0.9)
