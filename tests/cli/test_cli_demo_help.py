@@ -98,12 +98,13 @@ def test_the_choice_line_names_the_refinement_ensemble_s_slopes():
 
     from roembed.cli._report import describe_choice
 
-    chosen = dict(loss="soe", weighting="consensus", refine=2.0, refine_ensemble=(1.0, 1.5), alpha=3e-6, lam=6.0)
+    chosen = dict(loss="soe", weighting="consensus", refine=2.0, refine_ensemble=(1.0, 1.5), refine_alpha=1e-4,
+                  alpha=3e-6, lam=6.0)
     rows = [dict(refine=None, score=0.6), dict(refine=2.0, score=0.7)]
     line = describe_choice(SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows))
-    assert "refinement slope 2 (the mean of the maps at slopes 2, 3), ridge 3e-06" in line
+    assert "refinement slope 2 with ridge 0.0001 (the mean of the maps at slopes 2, 3), robust-stage ridge 3e-06, lam 6" in line
     single = dict(chosen, refine_ensemble=None)  # a large graph's continued single refinement
-    assert "refinement slope 2, ridge" in describe_choice(SimpleNamespace(chosen_params_=single, tuning_results_=[]))
+    assert "refinement slope 2 with ridge 0.0001, robust-stage ridge 3e-06" in describe_choice(SimpleNamespace(chosen_params_=single, tuning_results_=[]))
 
 
 def test_the_choice_line_says_why_nothing_was_tuned_on_loose_data(underdetermined):

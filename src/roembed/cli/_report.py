@@ -147,6 +147,8 @@ def describe_choice(estimator) -> str | None:
     if chosen is None:
         return None
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
+    if chosen.get("refine") is not None and chosen.get("refine_alpha") is not None:
+        refine += f" with ridge {chosen['refine_alpha']:.3g}"
     ensemble = chosen.get("refine_ensemble") or (1.0,)
     if chosen.get("refine") is not None and len(ensemble) > 1:
         refine += " (the mean of the maps at slopes " + \
@@ -171,8 +173,9 @@ def describe_choice(estimator) -> str | None:
                                   f"; annotator types on (some annotators are contradicted by the others on the "
                                   f"queries they share; agreement test {p_text})" if chosen.get("annotators") else
                                   f"; annotator types off (no evidence that annotators differ, {p_text})")
+    ridge = "ridge" if chosen.get("refine") is None else "robust-stage ridge"
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
-            f"ridge {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")
+            f"{ridge} {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")
 
 
 def parse_lam(value: str):
