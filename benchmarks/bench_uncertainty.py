@@ -57,6 +57,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _results import finish  # noqa: E402
+from roembed.experiments import CONTAMINATION_MODELS  # noqa: E402
 
 
 def load() -> str:
@@ -64,14 +65,15 @@ def load() -> str:
 
 
 def synthetic_problems(seeds, dims, settings):
-    """``(seed, dim, setting, data, estimator)`` of the paper's synthetic protocol, clean or 25% spammers."""
+    """``(seed, dim, setting, data, estimator)`` of the paper's synthetic protocol: ``clean``, or 25% of one of
+    :data:`~roembed.experiments.CONTAMINATION_MODELS` (``spammers``, ``unanimous``, ...)."""
     from roembed import RobustOrdinalEmbedding
     from roembed.experiments import make_synthetic
 
     for seed in seeds:
         for dim in dims:
             for setting in settings:
-                rate, model = (0.25, "spammers") if setting == "spammers" else (0.0, "vote")
+                rate, model = (0.0, "vote") if setting == "clean" else (0.25, setting)
                 data = make_synthetic(dim=dim, rate=rate, model=model, n_test=1000, random_state=seed)
                 yield seed, dim, setting, data, RobustOrdinalEmbedding(dim, random_state=seed)
 
@@ -280,7 +282,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--first-seed", type=int, default=0, help="Seeds first-seed .. first-seed + seeds - 1.")
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 10])
-    parser.add_argument("--settings", nargs="+", default=["clean", "spammers"])
+    parser.add_argument("--settings", nargs="+", default=["clean", "spammers"],
+                        choices=("clean",) + CONTAMINATION_MODELS)
     parser.add_argument("--sloped-sizes", type=int, nargs="+", default=[2500, 5000, 10000, 20000, 40000])
     parser.add_argument("--replicates", type=int, default=100)
     parser.add_argument("--dask-replicates", type=int, default=20)
