@@ -632,7 +632,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         continues the best fit of each candidate weighting (with ``weighting="auto"``: ``consensus``; ``vote``
         only when set by name) with the pairs ``AUTO_REFINES``
         (when the fit's robust stage shifts at least ``REFINE_MIN_OUTLIERS`` of the loss weight) and keeps one
-        where validation prefers it.
+        where validation prefers it.  A number is kept as set: where other parameters are tuned, their
+        candidates are judged unrefined and the final fit is refined at that slope (with ``refine_alpha``).
     refine_ensemble : tuple of float
         The final fit's refinement runs at the chosen slope times each of these multiples (the first is 1),
         from the same robust fit, and the map is their mean after Procrustes alignment onto the first
@@ -1047,8 +1048,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                                                             state, held_out_score, max(r["score"] for r in results))
                 record(dict(top, refine=slope, refine_alpha=ridge, score=score, given_up=given_up), refined)
         best = max(results, key=lambda r: r["score"])  # the first of equals: the cheaper candidate
-        chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=best["refine"],
-                      refine_alpha=best["refine_alpha"], alpha=alpha)
+        # a refinement set by the user is not tuned: the candidates are judged unrefined, the final fit refines
+        refine, refine_alpha = (best["refine"], best["refine_alpha"]) if _is_auto(self.refine) else refines[0]
+        chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=refine, refine_alpha=refine_alpha,
+                      alpha=alpha)
         # only the embedding and lam: the state's objective would keep the training graph alive in the final fit
         return chosen, results, FitState(X=kept[0].X, lam=kept[0].lam)
 
