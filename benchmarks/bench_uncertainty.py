@@ -29,12 +29,14 @@ Sections (``--sections``, all by default):
     local figures from them without refitting or rerunning the bootstrap.
 ``sloped``
     Where the local regions are far too small: the synthetic protocol at n = 100 with ``--sloped-sizes``
-    training triplets, p in ``--dims``, clean (even seeds) and with 25% ``vote`` flips (odd seeds), the
+    training triplets, p in ``--dims``, clean (even seeds) and with 25% ``vote`` flips (odd seeds), or each of
+    ``--sloped-models`` for every seed (``unanimous`` and ``majority`` flips make the default refine), the
     default fit; per fit the queries where the fitted loss has a slope per coordinate
     (:func:`roembed.sandwich.sloped_queries`) and the coverage of the local 90% regions (``fixed`` and
-    ``free``) against the truth.  Summarised below and from
-    :data:`roembed.sandwich.MIN_SLOPED_QUERIES_PER_COORDINATE`, the threshold of ``local_uncertainty``'s
-    warning (chosen on seeds 100-104 of this sweep).
+    ``free``) against the truth.  Summarised below and from the thresholds of ``local_uncertainty``'s
+    warning, :data:`roembed.sandwich.MIN_SLOPED_QUERIES_PER_COORDINATE` for unrefined fits (chosen on seeds
+    100-104 of the default sweep) and :data:`~roembed.sandwich.MIN_REFINED_QUERIES_PER_COORDINATE` for refined
+    ones (chosen on seeds 100-102 with ``--sloped-models clean vote unanimous majority``).
 ``music``
     The aset400 music triplets (``--music PATH``), p = 2, 100 replicates: per-artist stability
     against the number of comparisons the artist is in (Spearman rank correlation), and the
@@ -167,18 +169,23 @@ def local_runs(seeds, dims, settings, replicates, n_jobs, dump=None, from_dump=N
     return rows
 
 
-def sloped_runs(seeds, dims, sizes):
-    """One row per (seed, p, m): sloped queries per coordinate and the local regions' coverage (``sloped``)."""
+def sloped_runs(seeds, dims, sizes, models=None):
+    """One row per (seed, model, p, m): sloped queries per coordinate and the local regions' coverage
+    (``sloped``).  ``models`` None: clean for even seeds, 25% ``vote`` flips for odd ones; else each of
+    ``models`` (``clean`` or a contamination model at 25%) for every seed."""
     from roembed import RobustOrdinalEmbedding, local_uncertainty
     from roembed.experiments import make_synthetic
 
     rows = []
-    for seed, dim, m in itertools.product(seeds, dims, sizes):
-        rate = 0.25 if seed % 2 else 0.0
-        data = make_synthetic(dim=dim, n_train=m, rate=rate, model="vote", n_test=100, random_state=seed)
+    for seed, model, dim, m in itertools.product(seeds, models or [None], dims, sizes):
+        model = model or ("vote" if seed % 2 else "clean")
+        rate = 0.0 if model == "clean" else 0.25
+        data = make_synthetic(dim=dim, n_train=m, rate=rate, model="vote" if model == "clean" else model,
+                              n_test=100, random_state=seed)
         est = RobustOrdinalEmbedding(dim, random_state=seed).fit(data.train)
         chosen = est.chosen_params_
-        row = dict(seed=seed, dim=dim, m=m, rate=rate, chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}")
+        row = dict(seed=seed, model=model, dim=dim, m=m, rate=rate, refined=chosen["refine"] is not None,
+                   chosen=f"{chosen['loss']}/{chosen['weighting']}/{chosen['refine']}")
         for others in ("fixed", "free"):
             local = local_uncertainty(est, others=others)
             row[f"coverage_{others}"] = local.coverage(data.X_true)
@@ -285,6 +292,8 @@ def main(argv=None):
     parser.add_argument("--settings", nargs="+", default=["clean", "spammers"],
                         choices=("clean",) + CONTAMINATION_MODELS)
     parser.add_argument("--sloped-sizes", type=int, nargs="+", default=[2500, 5000, 10000, 20000, 40000])
+    parser.add_argument("--sloped-models", nargs="+", default=None, choices=("clean",) + CONTAMINATION_MODELS,
+                        help="sloped: these settings for every seed (default: clean for even seeds, vote for odd)")
     parser.add_argument("--replicates", type=int, default=100)
     parser.add_argument("--dask-replicates", type=int, default=20)
     parser.add_argument("--cost-replicates", type=int, default=10)
@@ -325,17 +334,21 @@ def main(argv=None):
                                 seconds=med("bootstrap_seconds"), speedup=med("speedup"), n=len(sel),
                                 load=sel[-1]["load"]))
     if "sloped" in args.sections:
-        from roembed.sandwich import MIN_SLOPED_QUERIES_PER_COORDINATE as LIMIT
+        from roembed.sandwich import MIN_REFINED_QUERIES_PER_COORDINATE, MIN_SLOPED_QUERIES_PER_COORDINATE
 
-        rows = sloped_runs(range(args.first_seed, args.first_seed + args.seeds), args.dims, args.sloped_sizes)
+        rows = sloped_runs(range(args.first_seed, args.first_seed + args.seeds), args.dims, args.sloped_sizes,
+                           args.sloped_models)
         payload["sloped"] = rows
-        for others in ("fixed", "free"):
-            for side, sel in (("below", [r for r in rows if r["sloped_per_coordinate"] < LIMIT]),
-                              ("from", [r for r in rows if r["sloped_per_coordinate"] >= LIMIT])):
-                cov = [r[f"coverage_{others}"] for r in sel]
-                summary.append(dict(what=f"sloped/coordinate {side} {LIMIT}: local {others}", n=len(sel),
-                                    median=float(np.median(cov)) if cov else None, lo=min(cov, default=None),
-                                    hi=max(cov, default=None), load=load()))
+        for refined, limit in ((False, MIN_SLOPED_QUERIES_PER_COORDINATE), (True, MIN_REFINED_QUERIES_PER_COORDINATE)):
+            fits = [r for r in rows if r["refined"] == refined]
+            for others in ("fixed", "free"):
+                for side, sel in (("below", [r for r in fits if r["sloped_per_coordinate"] < limit]),
+                                  ("from", [r for r in fits if r["sloped_per_coordinate"] >= limit])):
+                    cov = [r[f"coverage_{others}"] for r in sel]
+                    summary.append(dict(what=f"{'refined' if refined else 'unrefined'}, sloped/coordinate {side} "
+                                             f"{limit}: local {others}", n=len(sel),
+                                        median=float(np.median(cov)) if cov else None, lo=min(cov, default=None),
+                                        hi=max(cov, default=None), load=load()))
     if "cost" in args.sections:
         row = cost_run(args.cost_replicates)
         payload["cost"] = row

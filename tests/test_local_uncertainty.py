@@ -12,7 +12,7 @@ from roembed.estimators.base import edge_objective
 from roembed.experiments import make_synthetic
 from roembed.losses import CrowdKernel, Logistic, Sigmoid, Squared, SquaredHinge, TStudent, robust_penalty
 from roembed.objective import PairDistances
-from roembed.sandwich import (MIN_SLOPED_QUERIES_PER_COORDINATE, joint_curvature, joint_sandwich, local_curvature,
+from roembed.sandwich import (MIN_REFINED_QUERIES_PER_COORDINATE, MIN_SLOPED_QUERIES_PER_COORDINATE, joint_curvature, joint_sandwich, local_curvature,
                               local_uncertainty, sandwich, sloped_queries)
 
 
@@ -230,6 +230,25 @@ def test_far_too_few_sloped_queries_are_warned():
         loc = local_uncertainty(rich)
     assert loc.n_sloped_queries == loc.n_queries
     assert loc.sloped_queries_per_coordinate == loc.n_queries / (25 * 2) >= MIN_SLOPED_QUERIES_PER_COORDINATE
+
+
+def test_a_refined_fit_is_warned_below_its_own_limit():
+    """The sigmoid refinement has a slope on every query, so the plain count never warns there; a refined fit
+    warns below MIN_REFINED_QUERIES_PER_COORDINATE (1,200 triplets over 25 objects at p = 2: 24 per coordinate)
+    and says why, and the same fit on 6,000 triplets (120 per coordinate) does not."""
+    import warnings
+
+    sparse = RobustOrdinalEmbedding(2, loss="soe", refine=2.0, random_state=0).fit(small_problem().train)
+    with pytest.warns(DataWarning, match=r"ends in the sigmoid refinement.* \d+ queries, 24 per coordinate .*"
+                                         r"fewer than 30 .* bootstrap\(\)"):
+        loc = local_uncertainty(sparse)
+    assert loc.n_sloped_queries == loc.n_queries  # every query has a slope: the plain limit would not warn
+    assert MIN_SLOPED_QUERIES_PER_COORDINATE <= loc.sloped_queries_per_coordinate < MIN_REFINED_QUERIES_PER_COORDINATE
+    rich = RobustOrdinalEmbedding(2, loss="soe", refine=2.0, random_state=0).fit(small_problem(n_train=6000).train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataWarning)
+        loc = local_uncertainty(rich)
+    assert loc.sloped_queries_per_coordinate >= MIN_REFINED_QUERIES_PER_COORDINATE
 
 
 def test_joint_curvature_holds_the_local_blocks_and_matches_finite_differences():

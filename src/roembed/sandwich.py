@@ -19,7 +19,7 @@ from sklearn.base import clone
 from ._warn import warn
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
-from .losses import robust_curvature, robust_penalty
+from .losses import Sigmoid, robust_curvature, robust_penalty
 from .uncertainty import UncertaintyRegions
 
 
@@ -271,6 +271,9 @@ OTHERS = ("fixed", "free")
 # Below this many sloped queries per coordinate local_uncertainty warns (docs/uncertainty.md, "When the regions
 # are far too small": chosen on exploration seeds 100-104, checked on seeds 0-4).
 MIN_SLOPED_QUERIES_PER_COORDINATE = 6
+# The same for a fit that ends in the sigmoid refinement (a slope on every query; the map the mean of two
+# refinements): docs/uncertainty.md, the same section (chosen on exploration seeds 100-102, checked on 0-2).
+MIN_REFINED_QUERIES_PER_COORDINATE = 30
 
 
 def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
@@ -304,7 +307,9 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     :data:`MIN_SLOPED_QUERIES_PER_COORDINATE` (6) per coordinate of the map it warns
     (:class:`~roembed.data.diagnostics.DataWarning`).  Below 6 the 90% regions held the truth for a median 25%
     of the objects on synthetic data (0-78%), from 6 on for 81% (65-92%; docs/uncertainty.md, "When the
-    regions are far too small").
+    regions are far too small").  The refinement's sigmoid has a slope on every query, and there the count
+    says less: a refined fit warns below :data:`MIN_REFINED_QUERIES_PER_COORDINATE` (30), where the regions
+    held the truth for a median 39% of the objects (0-76%), from 30 on for 86% (57-96%).
 
     Parameters
     ----------
@@ -354,7 +359,13 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
                                     n_sloped_queries=sloped_queries(objective, X, graph.edge_query),
                                     confidence=confidence)
     per_coordinate = result.sloped_queries_per_coordinate
-    if per_coordinate < MIN_SLOPED_QUERIES_PER_COORDINATE:
+    if isinstance(objective.loss, Sigmoid) and per_coordinate < MIN_REFINED_QUERIES_PER_COORDINATE:
+        warn(f"local_uncertainty: the fit ends in the sigmoid refinement, which needs many queries: "
+             f"{result.n_sloped_queries} queries, {per_coordinate:.2g} per coordinate of the map; with fewer than "
+             f"{MIN_REFINED_QUERIES_PER_COORDINATE} the regions are far too small (on synthetic data their 90% "
+             "regions held the truth for a median 39% of the objects); use bootstrap() for calibrated regions",
+             DataWarning)
+    elif per_coordinate < MIN_SLOPED_QUERIES_PER_COORDINATE:
         warn(f"local_uncertainty: the fitted loss has a slope on {result.n_sloped_queries} of {result.n_queries} "
              f"queries, {per_coordinate:.2g} per coordinate of the map; with fewer than "
              f"{MIN_SLOPED_QUERIES_PER_COORDINATE} the regions are far too small (on synthetic data their 90% "
@@ -373,4 +384,4 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
 
 __all__ = ["local_uncertainty", "LocalUncertaintyResult", "local_curvature", "sloped_queries", "sandwich",
            "joint_curvature", "joint_sandwich", "similarity_directions", "OTHERS", "JOINT_MAX_COORDINATES",
-           "MIN_SLOPED_QUERIES_PER_COORDINATE"]
+           "MIN_SLOPED_QUERIES_PER_COORDINATE", "MIN_REFINED_QUERIES_PER_COORDINATE"]
