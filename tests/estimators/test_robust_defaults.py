@@ -555,6 +555,19 @@ def test_a_refinement_set_by_the_user_is_kept_where_other_parameters_are_tuned(m
     np.testing.assert_allclose(asked.embedding_, by_hand.embedding_, atol=1e-3)
 
 
+def test_a_refinement_ridge_set_by_the_user_is_the_one_every_refinement_candidate_uses(majority):
+    """``refine_alpha=1e-3`` with ``refine="auto"``: the slopes of AUTO_REFINES are tried with that ridge (it used
+    to be replaced by the pairs' own ridges without a word)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RobustOrdinalEmbedding(2, refine_alpha=1e-3, random_state=0, n_init=2).fit(majority.train)
+    refined = [r for r in est.tuning_results_ if r["refine"] is not None]
+    assert sorted(r["refine"] for r in refined) == sorted(dict.fromkeys(s for s, _ in robust.AUTO_REFINES))
+    assert all(r["refine_alpha"] == 1e-3 for r in refined)
+    assert est.chosen_params_["refine_alpha"] in (None, 1e-3)
+    assert est._candidate_lists(est.graph_)[2] == [(None, None)] + [(s, 1e-3) for s, _ in robust.AUTO_REFINES]
+
+
 def _distinct_queries(n_objects, n_queries, seed):
     """``n_queries`` triplets over ``n_objects`` with no query (anchor, unordered pair) twice."""
     rng = np.random.default_rng(seed)

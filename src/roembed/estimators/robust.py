@@ -645,7 +645,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         Ridge of the refinement stage (``"auto"``: 1e-4, or the chosen pair's with ``refine="auto"``; both
         times ``100 / n`` on ``n > 100`` objects, as ``alpha="auto"``: unscaled, the refinement at 10^6
         random triplets over 10^4 objects shrank the embedding, scored 0.67-0.70 on validation against
-        0.78 unrefined and ran 870-907 iterations, 70% of the fit's time).
+        0.78 unrefined and ran 870-907 iterations, 70% of the fit's time).  A number is used as it is; with
+        ``refine="auto"`` the slopes of ``AUTO_REFINES`` are then tried with that ridge.
     n_init : "auto" or int >= 1
         Starts of the plain fit, run once on every comparison before the tuning (with the first candidate's
         loss and weighting); the lowest objective is kept and starts every later fit (``"auto"``: up to 20 at
@@ -874,8 +875,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """The candidate losses, weightings (distinct on this graph) and (refine, refine_alpha) pairs, and the
         ridge ``alpha`` they share; where the data cannot pin the map down (:meth:`_loose`) one candidate,
         ``LOOSE_CHOICE`` without refinement."""
-        refines = [(None, None), *((slope, ridge * self._ridge_scale()) for slope, ridge in AUTO_REFINES)] \
-            if _is_auto(self.refine) else [(self.refine, self.refine_alpha)]
+        if not _is_auto(self.refine):
+            refines = [(self.refine, self.refine_alpha)]
+        elif _is_auto(self.refine_alpha):
+            refines = [(None, None), *((slope, ridge * self._ridge_scale()) for slope, ridge in AUTO_REFINES)]
+        else:  # the slopes tried, each with the ridge set by the user
+            slopes = dict.fromkeys(slope for slope, _ in AUTO_REFINES)
+            refines = [(None, None), *((slope, self.refine_alpha) for slope in slopes)]
         if self._loose(graph):
             return [LOOSE_CHOICE["loss"]], [LOOSE_CHOICE["weighting"]], refines[:1], LOOSE_CHOICE["alpha"]
         losses = list(AUTO_LOSSES) if _is_auto(self.loss) else [self.loss]
