@@ -392,6 +392,19 @@ def test_auto_restarts_stop_once_five_agree_and_an_explicit_n_init_runs_every_st
     assert auto.chosen_params_["n_init"] == explicit.chosen_params_["n_init"] == 10  # the most it would run
 
 
+def test_a_start_given_as_an_array_is_the_only_start_unless_restarts_are_asked_for():
+    """As scikit-learn's MDS: ``init=X`` with ``n_init="auto"`` runs that start alone (at p = 2 the auto restarts
+    used to set it beside random ones and keep whichever reached the lowest objective); an explicit ``n_init``
+    still runs every start, the array first."""
+    data = make_synthetic(n_objects=30, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          random_state=1)
+    X0 = data.X_true + 0.01 * np.random.default_rng(0).standard_normal(data.X_true.shape)
+    given = RobustOrdinalEmbedding(2, init=X0, random_state=0).fit(data.train)
+    assert given.chosen_params_["n_init"] == 1 and len(given.restart_objectives_) == 1
+    asked = RobustOrdinalEmbedding(2, init=X0, n_init=3, random_state=0).fit(data.train)
+    assert asked.chosen_params_["n_init"] == 3 and len(asked.restart_objectives_) == 3
+
+
 @pytest.mark.parametrize("chosen_loss", ["soe", "tste"])
 def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypatch, chosen_loss):
     data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,

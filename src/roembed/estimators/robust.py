@@ -651,9 +651,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         Starts of the plain fit, run once on every comparison before the tuning (with the first candidate's
         loss and weighting); the lowest objective is kept and starts every later fit (``"auto"``: up to 20 at
         p = 1, up to 10 at p = 2 as cblearn's SOE, else 1, and 1 where the data cannot pin the map down
-        (:meth:`_loose`), stopping once ``RESTART_AGREE`` = 5 converged starts
-        agree on the lowest objective (:func:`restarts_settled`; an explicit number always runs every start);
-        screened, see :func:`stage_plain`.  At p = 1, on
+        (:meth:`_loose`) or where ``init`` is an array -- a start given is the start used, as in scikit-learn's
+        MDS), stopping once ``RESTART_AGREE`` = 5 converged starts agree on the lowest objective
+        (:func:`restarts_settled`; an explicit number always runs every start); screened, see
+        :func:`stage_plain`.  At p = 1, on
         exploration data -- 30 objects, 1,000 triplets, 20% flipped, data seeds 4000-4039 -- 10 screened
         starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1).  The start has seen the validation queries; it is only a start, the
         same for every candidate.  When the tuning chooses another loss (t-STE), the final fit restarts that
@@ -760,6 +761,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _n_init(self, graph: ComparisonGraph) -> int:
         if not _is_auto(self.n_init):
             return int(self.n_init)
+        if isinstance(self.init, np.ndarray):
+            return 1
         return LOOSE_CHOICE["n_init"] if self._loose(graph) else AUTO_RESTARTS.get(self.n_components, 1)
 
     def _tol(self, graph: ComparisonGraph) -> float:
