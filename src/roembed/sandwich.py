@@ -309,7 +309,7 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     of the objects on synthetic data (0-78%), from 6 on for 81% (65-92%; docs/uncertainty.md, "When the
     regions are far too small").  The refinement's sigmoid has a slope on every query, and there the count
     says less: a refined fit warns below :data:`MIN_REFINED_QUERIES_PER_COORDINATE` (30), where the regions
-    held the truth for a median 39% of the objects (0-76%), from 30 on for 86% (57-96%).
+    held the truth for a median 39% of the objects (0-85%), from 30 on for 85% (56-92%).
 
     Parameters
     ----------
