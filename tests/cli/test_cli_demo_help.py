@@ -123,3 +123,21 @@ def test_the_choice_line_says_why_nothing_was_tuned_on_loose_data(underdetermine
     assert "(no tuning, one start: too few queries to pin the map down)" in describe_choice(loose)
     assert "(no tuning, 3 starts: too few queries to pin the map down)" in describe_choice(restarted)
     assert "(no tuning)" in describe_choice(explicit)  # the user's choice: nothing to explain
+
+
+def test_python_m_roembed_runs_the_command_line(tmp_path):
+    """``python -m roembed`` is the ``roembed`` console script, exit codes included (0 for help, 2 for a bad file)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__import__("roembed").__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    shown = subprocess.run([sys.executable, "-m", "roembed", "--help"], capture_output=True, text=True, env=env)
+    assert shown.returncode == 0 and "fit" in shown.stdout
+    bad = tmp_path / "bad.csv"
+    bad.write_text("anchor,closer,farther\n1,2,3\n4,5\n")
+    failed = subprocess.run([sys.executable, "-m", "roembed", "fit", str(bad), "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, env=env)
+    assert failed.returncode == 2 and "bad.csv line 3" in failed.stderr and not (tmp_path / "out").exists()
