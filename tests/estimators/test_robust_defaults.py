@@ -670,3 +670,16 @@ def test_data_that_pin_the_map_down_are_tuned(majority, fitted):
     assert majority.train.aggregate().n_queries > 1000 > 77
     assert len(fitted.tuning_results_) > 1 and fitted.chosen_params_["too_few_queries"] is False
     assert fitted.chosen_params_["alpha"] in (robust.AUTO_ALPHA["squared_hinge"], robust.AUTO_ALPHA["tstudent"])
+
+
+def test_t_ste_has_p_minus_1_degrees_of_freedom_up_to_three():
+    """The rule of :func:`robust._loss_of` (p - 1, at least 1, at most ``TSTE_MAX_DOF`` = 3), and what a fitted
+    t-STE default reads its regions from uses it."""
+    assert [robust._loss_of("tste", p).alpha for p in (1, 2, 3, 4, 5, 9)] == [1.0, 1.0, 2.0, 3.0, 3.0, 3.0]
+    assert robust._loss_of("soe", 9).name == "squared_hinge"
+    data = make_synthetic(n_objects=30, dim=5, n_train=1500, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = RobustOrdinalEmbedding(5, loss="tste", refine=None, random_state=0).fit(data.train)
+    assert est._fitted_objective()[1].loss.alpha == robust.TSTE_MAX_DOF
