@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .data import Comparisons, as_comparisons
-from .data.validation import InvalidComparisonsError
+from .data.validation import InvalidComparisonsError, count_noun
 
 GROUPINGS = ("query", "annotator")
 
@@ -69,7 +69,7 @@ class GroupedKFold:
             raise ValueError(f"n_splits must be an integer >= 2, got {self.n_splits!r}")
         if len(unique) < self.n_splits:
             raise InvalidComparisonsError(
-                f"{len(unique)} {self.groups} group{'' if len(unique) == 1 else 's'} cannot fill {self.n_splits} folds")
+                f"{count_noun(len(unique), self.groups + ' group')} cannot fill {self.n_splits} folds")
         fold_of_group = np.empty(len(unique), dtype=np.int64)
         order = np.random.default_rng(self.random_state).permutation(len(unique))
         fold_of_group[order] = np.arange(len(unique)) % self.n_splits

@@ -358,19 +358,15 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     result = LocalUncertaintyResult(fitted, X, cov, H, B, gradient, n_queries=len(np.unique(graph.edge_query)),
                                     n_sloped_queries=sloped_queries(objective, X, graph.edge_query),
                                     confidence=confidence)
-    per_coordinate = result.sloped_queries_per_coordinate
-    if isinstance(objective.loss, Sigmoid) and per_coordinate < MIN_REFINED_QUERIES_PER_COORDINATE:
-        warn(f"local_uncertainty: the fit ends in the sigmoid refinement, which needs many queries: "
-             f"{result.n_sloped_queries} queries, {per_coordinate:.2g} per coordinate of the map; with fewer than "
-             f"{MIN_REFINED_QUERIES_PER_COORDINATE} the regions are far too small (on synthetic data their 90% "
-             "regions held the truth for a median 39% of the objects); use bootstrap() for calibrated regions",
-             DataWarning)
-    elif per_coordinate < MIN_SLOPED_QUERIES_PER_COORDINATE:
-        warn(f"local_uncertainty: the fitted loss has a slope on {result.n_sloped_queries} of {result.n_queries} "
-             f"queries, {per_coordinate:.2g} per coordinate of the map; with fewer than "
-             f"{MIN_SLOPED_QUERIES_PER_COORDINATE} the regions are far too small (on synthetic data their 90% "
-             "regions held the truth for a median 25% of the objects); use bootstrap() for calibrated regions",
-             DataWarning)
+    per_coordinate, refined = result.sloped_queries_per_coordinate, isinstance(objective.loss, Sigmoid)
+    limit = MIN_REFINED_QUERIES_PER_COORDINATE if refined else MIN_SLOPED_QUERIES_PER_COORDINATE
+    if per_coordinate < limit:
+        what, held = (("the fit ends in the sigmoid refinement, which needs many queries: "
+                       f"{result.n_sloped_queries} queries", 39) if refined else
+                      (f"the fitted loss has a slope on {result.n_sloped_queries} of {result.n_queries} queries", 25))
+        warn(f"local_uncertainty: {what}, {per_coordinate:.2g} per coordinate of the map; with fewer than {limit} "
+             f"the regions are far too small (on synthetic data their 90% regions held the truth for a median "
+             f"{held}% of the objects); use bootstrap() for calibrated regions", DataWarning)
     missing = np.setdiff1d(fitted.graph_.comparisons.used_objects, np.flatnonzero(result.has_region))
     if len(missing):
         names = fitted.graph_.object_names

@@ -23,7 +23,7 @@ import pandas as pd
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
 from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_positions,
-                         check_quadruplets, check_weights, index_array)
+                         check_quadruplets, check_weights, count_noun, index_array)
 
 
 def index_dtype(largest: int):
@@ -398,11 +398,11 @@ class Comparisons:
         return repr(self._object_names[o]) if self._object_names is not None else str(int(o))
 
     def __repr__(self) -> str:
-        kind = ("triplet" if self.is_triplet else "quadruplet") + ("" if len(self) == 1 else "s")
         extra = ", with annotators" if self.annotator is not None else ""
         extra += ", with gold answers" if self.gold is not None else ""
         extra += ", with screen positions" if self.position is not None else ""
-        return f"Comparisons({len(self)} {kind} over {self.n_objects} objects{extra})"
+        kind = count_noun(len(self), "triplet" if self.is_triplet else "quadruplet")
+        return f"Comparisons({kind} over {self.n_objects} objects{extra})"
 
     # -- derived objects ----------------------------------------------------
     def _replace(self, **changes) -> "Comparisons":

@@ -31,6 +31,7 @@ import numpy as np
 from .._kernels import component_roots
 from .._warn import warn
 from .comparisons import ComparisonGraph, Comparisons
+from .validation import count_noun
 
 __all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", "too_few_queries",
            "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
@@ -79,11 +80,6 @@ def _examples(values, k: int = 5) -> str:
     return ", ".join(values[:k]) + (", ..." if len(values) > k else "")
 
 
-def _count(n: int, noun: str) -> str:
-    """``"1 dimension"``, ``"2 dimensions"``."""
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
 def _pure_contradiction(graph: ComparisonGraph) -> bool:
     """Whether every edge's votes equal its opposite edge's (to 1e-9).  An edge with votes and no opposite
     settles it at once, without the opposing votes of every edge (at 10^8 comparisons 3 s each time)."""
@@ -117,13 +113,13 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
                         f"them (sizes {_examples(sizes.tolist())}): where one group lies relative to another "
                         "means nothing")
     if n_components is not None and n_components >= len(used):
-        problems.append(f"{_count(n_components, 'dimension')} for {_count(len(used), 'object')} with comparisons: "
-                        f"{_count(len(used), 'point')} fit in {_count(max(len(used) - 1, 1), 'dimension')}, "
-                        "the rest are arbitrary")
+        n_used, dims = count_noun(len(used), "object"), count_noun(n_components, "dimension")
+        problems.append(f"{dims} for {n_used} with comparisons: {count_noun(len(used), 'point')} fit in "
+                        f"{count_noun(max(len(used) - 1, 1), 'dimension')}, the rest are arbitrary")
     elif n_components is not None and too_few_queries(graph, n_components):
         free = free_coordinates(len(used), n_components)
-        queries = f"{graph.n_queries} distinct " + ("query" if graph.n_queries == 1 else "queries")
-        problems.append(f"{queries} for {_count(len(used), 'object')} in {_count(n_components, 'dimension')}: "
+        queries = count_noun(graph.n_queries, "distinct query", "distinct queries")
+        problems.append(f"{queries} for {count_noun(len(used), 'object')} in {count_noun(n_components, 'dimension')}: "
                         f"fewer than the {free} coordinates that shift and rotation leave free, so the comparisons "
                         "cannot pin the map down (some changes of shape move no query's margin); use fewer "
                         "dimensions or more comparisons; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) "

@@ -14,6 +14,11 @@ import numpy as np
 from .. import _warn
 
 
+def count_noun(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 query"``, ``"2 queries"``: a count and its noun, in the singular for one (messages)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 class InvalidComparisonsError(ValueError):
     """Raised for comparison data that cannot be used as it is."""
 
