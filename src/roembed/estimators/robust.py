@@ -435,10 +435,10 @@ def restart_agreement(values: np.ndarray, converged: np.ndarray | None) -> tuple
     return int(near.sum()), int((settled & ~near).sum())
 
 
-def auto_lam(problem: RobustProblem, plain: EdgeObjective, X: np.ndarray) -> float:
+def auto_lam(problem: RobustProblem, plain: EdgeObjective, X: np.ndarray, max_edges: int = AUTO_CAP_EDGES) -> float:
     """The ``lam="auto"`` rule (:func:`auto_cap`) on the margins of ``problem``'s loss at ``X`` (of at most
-    ``AUTO_CAP_EDGES`` edges, every k-th beyond); ``plain`` is the problem's :meth:`RobustProblem.plain`."""
-    step = -(-len(problem.graph) // AUTO_CAP_EDGES)  # a strided sample of the edges beyond AUTO_CAP_EDGES
+    ``max_edges`` edges, every k-th beyond); ``plain`` is the problem's :meth:`RobustProblem.plain`."""
+    step = -(-len(problem.graph) // max_edges)  # a strided sample of the edges beyond max_edges
     cap = auto_cap(problem.loss, plain.embedding_margins(X, problem.distances, step), plain.loss_weight[::step])
     if problem.weighting == "paper":
         cap *= weighted_median(problem.graph.votes / problem.graph.copies, plain.loss_weight)
@@ -533,21 +533,18 @@ def stage_shifts(problem: RobustProblem, settings: RobustSettings, state: FitSta
     :math:`\gamma_c = \max(0, s^* - s_c)`, :math:`s^* = \min(\mathrm{med}_w(s) - 2\sigma, 0)`.  So the flags mean
     one thing for every loss and stage: the comparisons the final map contradicts far beyond the typical margin.
 
-    Why: the envelope of the loss solved flagged by that loss's knee, at a map whose scale the refinement had
-    changed.  Where the tuning chose t-STE (whose slope flattens beyond its knee) it flagged half as much:
-    on exploration trials 4001-4008 (q = 0.25) precision 0.98 and recall 0.36 under majority flips (7 fits),
-    0.94 and 0.16 under unanimous flips (4), against 0.95 / 0.52 and 0.90 / 0.26 with this rule; where SOE's
-    refinement was chosen, the refined map's larger scale had put more margins beyond the plain fit's knee
-    (majority, 1 fit: 0.85 / 0.73, now 0.96 / 0.55; unanimous, 4: 0.87 / 0.37, now 0.93 / 0.25).  Vote flips
-    and spammers (unrefined SOE) and clean data (nothing flagged) are as before, and the flagged share of real
-    data is a little lower (material 10% -> 8-9%, THINGS 11% -> 9%).  A knee at 1.5 sigma would raise every
-    recall (majority 0.67, unanimous 0.39, vote flips 0.85) at precision 0.83-0.88, but flags 2.4-3.4% of the
-    clean music triplets and 17-19% of the real sets' edges (docs/results.md, "Forty-third session: one rule
+    Why: the envelope of the loss solved flagged by that loss's knee, on a map whose scale the refinement had
+    changed, so the flags followed the tuning's noisy choice of loss: where it chose t-STE (whose slope
+    flattens beyond its knee), precision / recall under majority flips were 0.98 / 0.36, now 0.95 / 0.52
+    (exploration trials; every map unchanged).  The width stays the rule's 2: 1.5 raised every recall but
+    flagged 2.4-3.4% of the clean music triplets.  The knee reads the margins of at most ``FLAG_KNEE_EDGES``
+    edges (every k-th beyond): on 10^6 triplets 58,002 flagged against 58,191 reading all, without the 7 bytes
+    per comparison that 2^21 margins added to the fit's peak (docs/results.md, "Forty-third session: one rule
     for the flags")."""
     objective = problem.robust(state.lam)
     if _is_auto(settings.lam):
         flagging = dataclasses.replace(problem, loss=get_loss("soe"))
-        objective = flagging.robust(auto_lam(flagging, flagging.plain(), state.X))
+        objective = flagging.robust(auto_lam(flagging, flagging.plain(), state.X, FLAG_KNEE_EDGES))
     gamma = shifts(objective, problem.distances, state.X, **settings.solve)  # where it solved
     return dataclasses.replace(state, gamma=gamma)
 
@@ -601,6 +598,7 @@ RESTART_AGREE = 5  # n_init="auto": the restarts stop once this many converged s
 SAME_OBJECTIVE = 1e-4  # restarts' objectives closer than this (or 1%) reached the same minimum (restart_agreement)
 SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
+FLAG_KNEE_EDGES = 1 << 16  # the flags' knee (stage_shifts) reads the margins of at most this many edges
 REFINE_SCALE_EDGES = 1 << 16  # refinement_scale reads the margins of at most this many edges (every k-th beyond)
 CONTINUE_EDGES = 1 << 16  # from this many edges on, the final fit continues the chosen candidate (continue_fit)
 SCREEN_TOL = 1e-6  # ... and the candidates' robust fits stop at this tolerance (or tol, if looser; see _choose)
