@@ -168,7 +168,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--loss", default=None, help="Loss of the robust estimator (soe, ste, tste, gnmds, ckl, roe).")
 @click.option("--lam", default="auto", show_default=True,
               help="Outlier penalty of robust/roe: a positive number (smaller flags more), or 'auto' for the "
-                   "estimator's default (robust: chosen from the residual scale of a plain fit).")
+                   "estimator's default (robust: chosen from the residual scale of a plain fit, and the "
+                   "flags are the comparisons the final map contradicts, with a margin over 2 robust standard "
+                   "deviations below the median).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Random seed (start and hold-out split).")
 @click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
