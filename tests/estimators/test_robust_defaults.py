@@ -33,7 +33,7 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
     assert set(chosen) >= {"loss", "weighting", "refine", "refine_alpha", "alpha", "lam", "n_init"}
     assert chosen["lam"] == fitted.lam_ and chosen["n_init"] == 2
     assert len(results) >= 4 and all(0 <= r["score"] <= 1 for r in results)
-    best = max(results, key=lambda r: r["score"])
+    best = robust.chosen_candidate(results)
     assert {k: chosen[k] for k in ("loss", "weighting", "refine")} == {k: best[k] for k in ("loss", "weighting",
                                                                                              "refine")}
     # the greedy order: every weighting with the first loss; refinements only on each weighting's best fit
@@ -48,6 +48,29 @@ def test_the_default_reports_what_it_chose_and_picks_the_best_validation_score(f
     soe_best = max((r for r in unrefined if r["loss"] == "soe"), key=lambda r: r["score"])["weighting"]
     tste = [r["weighting"] for r in unrefined if r["loss"] == "tste"]
     assert sorted(tste) == sorted({soe_best, "vote"})
+
+
+def _candidate(loss, weighting, refine, score, share, given_up=False):
+    return dict(loss=loss, weighting=weighting, refine=refine, refine_alpha=None if refine is None else 1e-4,
+                score=score, given_up=given_up, outlier_share=share)
+
+
+def test_the_choice_is_the_best_score_unless_an_evident_contamination_asks_for_the_refinement():
+    plain = _candidate("tste", "consensus", None, 0.64, 0.03)
+    slope2, slope15 = _candidate("tste", "consensus", 2.0, 0.62, 0.03), _candidate("tste", "consensus", 1.5, 0.63, 0.03)
+    others = [_candidate("soe", "consensus", None, 0.60, 0.03), _candidate("tste", "vote", None, 0.61, 0.05)]
+    # the winner shifted 3% >= 2%: its best refinement (by score) instead
+    assert robust.chosen_candidate([plain, *others, slope2, slope15]) is slope15
+    # under 2% the best score stands
+    weak = [dict(r, outlier_share=0.015) for r in (plain, slope2, slope15)]
+    assert robust.chosen_candidate(weak) is weak[0]
+    # refinements given up do not count; nor do refinements of another fit
+    assert robust.chosen_candidate([plain, dict(slope2, given_up=True)]) is plain
+    assert robust.chosen_candidate([plain, dict(slope2, loss="soe")]) is plain
+    # a refinement that wins on score is chosen as before; the first of equal scores is kept
+    assert robust.chosen_candidate([plain, dict(slope2, score=0.65)])["refine"] == 2.0
+    tie = _candidate("soe", "vote", None, 0.64, 0.05)
+    assert robust.chosen_candidate([tie, plain]) is tie  # "vote" is never refined
 
 
 def test_only_refinements_far_below_the_best_are_given_up(majority, monkeypatch):
