@@ -1100,7 +1100,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         refine, refine_alpha = (best["refine"], best["refine_alpha"]) if _is_auto(self.refine) else refines[0]
         chosen = dict(loss=best["loss"], weighting=best["weighting"], refine=refine, refine_alpha=refine_alpha,
                       alpha=alpha)
-        # only the embedding and lam: the state's objective would keep the training graph alive in the final fit
+        # only the embedding and lam: the state's objective would keep the training graph alive in the final fit.
+        # It is the best score's: where chosen_candidate preferred a refinement (or the user set one), a continued
+        # final fit (continue_fit) refines from the unrefined fit that refinement started from
         return chosen, results, FitState(X=kept[0].X, lam=kept[0].lam)
 
 
