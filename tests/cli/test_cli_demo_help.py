@@ -93,6 +93,21 @@ def test_the_choice_line_says_why_no_refinement_was_tried():
     assert "not tried" not in describe_choice(tried)
 
 
+def test_the_choice_line_says_when_the_refinement_was_taken_over_a_higher_score():
+    from types import SimpleNamespace
+
+    from roembed.cli._report import describe_choice
+
+    rows = [dict(loss="tste", weighting="consensus", refine=None, score=0.64, outlier_share=0.03, given_up=False),
+            dict(loss="tste", weighting="consensus", refine=2.0, score=0.63, outlier_share=0.03, given_up=False)]
+    chosen = dict(loss="tste", weighting="consensus", refine=2.0, refine_alpha=1e-4, alpha=1e-9, lam=0.8)
+    over = SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows)
+    assert "slope 2 with ridge 0.0001 (over the unrefined fit's higher held-out score: outlier shifts on at " \
+           "least 2% of the loss weight)" in describe_choice(over)
+    won = SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=[rows[0], dict(rows[1], score=0.65)])
+    assert "over the unrefined" not in describe_choice(won)  # the refinement had the best score itself
+
+
 def test_the_choice_line_names_the_refinement_ensemble_s_slopes():
     from types import SimpleNamespace
 

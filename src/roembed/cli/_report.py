@@ -16,7 +16,7 @@ from .. import __version__
 from .._io import atomic_write
 from ..annotator_model import HETEROGENEITY_P
 from ..estimators.registry import estimator_class
-from ..estimators.robust import REFINE_MIN_OUTLIERS
+from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 
 # the methods `roembed fit --method` offers: names of roembed.estimators.registry.ESTIMATORS
@@ -157,6 +157,10 @@ def describe_choice(estimator) -> str | None:
     if getattr(estimator, "refine", None) == "auto" and tuned and \
             all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
         refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
+    elif getattr(estimator, "refine", None) == "auto" and tuned and chosen.get("refine") is not None and \
+            max(tuned, key=lambda r: r["score"])["refine"] is None:  # chosen_candidate preferred the refinement
+        refine += (f" (over the unrefined fit's higher held-out score: outlier shifts on at least "
+                   f"{REFINE_FORCE_SHARE:.0%} of the loss weight)")
     n_init = chosen.get("n_init")
     starts = "one start" if n_init == 1 else f"{n_init} starts"
     how = (f"validation on held-out queries, {len(tuned)} candidates" if tuned else
