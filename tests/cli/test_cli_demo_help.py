@@ -104,6 +104,9 @@ def test_the_choice_line_says_when_the_refinement_was_taken_over_a_higher_score(
     over = SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows)
     assert "slope 2 with ridge 0.0001 (over the unrefined fit's higher held-out score: outlier shifts on at " \
            "least 2% of the loss weight)" in describe_choice(over)
+    over.chosen_params_ = dict(chosen, refine_ensemble=(1.0, 1.5))
+    assert "slope 2 with ridge 0.0001 (the mean of the maps at slopes 2, 3; over the unrefined fit's" \
+        in describe_choice(over)
     won = SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=[rows[0], dict(rows[1], score=0.65)])
     assert "over the unrefined" not in describe_choice(won)  # the refinement had the best score itself
 

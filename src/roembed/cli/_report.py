@@ -149,18 +149,19 @@ def describe_choice(estimator) -> str | None:
     refine = "none" if chosen.get("refine") is None else f"slope {chosen['refine']:g}"
     if chosen.get("refine") is not None and chosen.get("refine_alpha") is not None:
         refine += f" with ridge {chosen['refine_alpha']:.3g}"
+    notes = []
     ensemble = chosen.get("refine_ensemble") or (1.0,)
     if chosen.get("refine") is not None and len(ensemble) > 1:
-        refine += " (the mean of the maps at slopes " + \
-            ", ".join(f"{chosen['refine'] * m:g}" for m in ensemble) + ")"
+        notes.append("the mean of the maps at slopes " + ", ".join(f"{chosen['refine'] * m:g}" for m in ensemble))
     tuned = getattr(estimator, "tuning_results_", None)
     if getattr(estimator, "refine", None) == "auto" and tuned and \
             all(r["refine"] is None and "outlier_share" in r for r in tuned):  # the gate stopped every refinement
-        refine += f" (not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight)"
+        notes.append(f"not tried: outlier shifts on under {REFINE_MIN_OUTLIERS:.0%} of the loss weight")
     elif getattr(estimator, "refine", None) == "auto" and tuned and chosen.get("refine") is not None and \
             max(tuned, key=lambda r: r["score"])["refine"] is None:  # chosen_candidate preferred the refinement
-        refine += (f" (over the unrefined fit's higher held-out score: outlier shifts on at least "
-                   f"{REFINE_FORCE_SHARE:.0%} of the loss weight)")
+        notes.append(f"over the unrefined fit's higher held-out score: outlier shifts on at least "
+                     f"{REFINE_FORCE_SHARE:.0%} of the loss weight")
+    refine += f" ({'; '.join(notes)})" if notes else ""
     n_init = chosen.get("n_init")
     starts = "one start" if n_init == 1 else f"{n_init} starts"
     how = (f"validation on held-out queries, {len(tuned)} candidates" if tuned else
