@@ -542,10 +542,11 @@ def stage_shifts(problem: RobustProblem, settings: RobustSettings, state: FitSta
     edges (every k-th beyond): on 10^6 triplets 58,002 flagged against 58,191 reading all, without the 7 bytes
     per comparison that 2^21 margins added to the fit's peak (docs/results.md, "Forty-third session: one rule
     for the flags")."""
-    objective = problem.robust(state.lam)
     if _is_auto(settings.lam):
         flagging = dataclasses.replace(problem, loss=get_loss("soe"))
         objective = flagging.robust(auto_lam(flagging, flagging.plain(), state.X, FLAG_KNEE_EDGES))
+    else:
+        objective = problem.robust(state.lam)
     gamma = shifts(objective, problem.distances, state.X, **settings.solve)  # where it solved
     return dataclasses.replace(state, gamma=gamma)
 
@@ -1116,8 +1117,8 @@ def chosen_candidate(results: list) -> dict:
     that helped.  On exploration data (forty-third session) the rule changed 22 of 80 low-dimension fits (n = 30,
     p = 1 and 2, 20% of single answers flipped, seeds 4000-4039), every one for the better (test error -0.001 to
     -0.085, mean -0.0064 at p = 1 and -0.0150 at p = 2 over all 40 fits each; Procrustes disparity down in 13 of
-    the 14 changed p = 2 fits, the same in one), and 2 of 80 synthetic fits at q = 0.25 (majority trial 4039 -0.024, unanimous 4029
-    -0.048); music, music with reversed triplets, clean data, vote flips, spammers and the crowds of
+    the 14 changed p = 2 fits, the same in one), and 2 of 80 synthetic fits at q = 0.25 (majority trial 4039
+    -0.024, unanimous 4029 -0.048); music, music with reversed triplets, clean data, vote flips, spammers and the crowds of
     ``bench_annotators_scale`` did not change.  It costs on the material set's repeated votes, whose real
     disagreement the robust stage also shifts (2.9-3.7%): 3 of 8 fits (p = 2 and 3, seeds 101-104) +0.0010 to
     +0.0024.  At 1% (the refinement's gate, ``REFINE_MIN_OUTLIERS``) music with reversed triplets, whose fits shift
