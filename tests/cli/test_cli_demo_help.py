@@ -111,6 +111,21 @@ def test_the_choice_line_says_when_the_refinement_was_taken_over_a_higher_score(
     assert "over the unrefined" not in describe_choice(won)  # the refinement had the best score itself
 
 
+def test_the_choice_line_says_when_the_final_fit_ended_lowest_from_another_restart_minimum():
+    from types import SimpleNamespace
+
+    from roembed.cli._report import describe_choice
+
+    chosen = dict(loss="soe", weighting="consensus", refine=None, alpha=3e-6, lam=0.8, final_starts=3, final_start=2)
+    rows = [dict(loss="soe", weighting="consensus", refine=None, score=0.8, outlier_share=0.0, given_up=False)]
+    line = describe_choice(SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows))
+    assert "(validation on held-out queries, 1 candidates; the final fit ran from 3 distinct restart minima and " \
+           "ended lowest from the one ranked 3 by the plain objective)" in line
+    for kept in (dict(chosen, final_start=0), dict(chosen, final_starts=1, final_start=0)):
+        assert "restart minima" not in describe_choice(SimpleNamespace(refine="auto", chosen_params_=kept,
+                                                                       tuning_results_=rows))
+
+
 def test_the_choice_line_names_the_refinement_ensemble_s_slopes():
     from types import SimpleNamespace
 

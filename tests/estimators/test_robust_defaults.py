@@ -437,14 +437,18 @@ def test_the_final_fit_keeps_the_lowest_final_objective_of_its_starts(monkeypatc
     gap = 1.0 - lowest.result.objective / state.result.objective
     assert gap > 0.001  # another start ends clearly lower
     state = dataclasses.replace(state, restart_objectives=np.array([1.0, 2.0]))
-    for margin, expected in ((0.0, lowest), (gap / 2, lowest), (gap * 2, state)):
+    rank = 1 + min(range(len(others)), key=lambda k: others[k].result.objective)
+    for margin, expected, expected_rank in ((0.0, lowest, rank), (gap / 2, lowest, rank), (gap * 2, state, 0)):
         monkeypatch.setattr(robust, "BASIN_MARGIN", margin)
-        kept = robust.lowest_final(problem, settings, state, basins)
+        kept, kept_rank = robust.lowest_final(problem, settings, state, basins)
+        assert kept_rank == expected_rank
         np.testing.assert_array_equal(kept.X, expected.X)
         assert kept.result.objective == expected.result.objective
         assert kept.n_iter == state.n_iter + sum(s.n_iter for s in others)
         np.testing.assert_array_equal(kept.restart_objectives, [1.0, 2.0])  # the restarts' record stays
-    np.testing.assert_array_equal(robust.lowest_final(problem, settings, state, ()).X, state.X)
+    kept, kept_rank = robust.lowest_final(problem, settings, state, ())
+    np.testing.assert_array_equal(kept.X, state.X)
+    assert kept_rank == 0
 
 
 def test_the_default_runs_its_final_fit_from_the_restarts_other_minima(monkeypatch):
@@ -456,19 +460,21 @@ def test_the_default_runs_its_final_fit_from_the_restarts_other_minima(monkeypat
     seen, real = [], robust.lowest_final
 
     def spy(problem, settings, state, basins):
-        kept = real(problem, settings, state, basins)
+        kept, rank = real(problem, settings, state, basins)
         seen.append((len(basins), state.result.objective, kept.result.objective))
-        return kept
+        return kept, rank
 
     monkeypatch.setattr(robust, "lowest_final", spy)
     est = RobustOrdinalEmbedding(2, random_state=4037).fit(data.train)
     [(n_basins, first, kept)] = seen
     assert n_basins >= 1 and kept < first
+    assert est.chosen_params_["final_starts"] == 1 + n_basins and est.chosen_params_["final_start"] >= 1
     from roembed.metrics import procrustes_disparity
     assert procrustes_disparity(data.X_true, est.embedding_) < 0.1
     seen.clear()
-    RobustOrdinalEmbedding(2, n_init=1, random_state=4037).fit(data.train)
+    one = RobustOrdinalEmbedding(2, n_init=1, random_state=4037).fit(data.train)
     assert [n for n, _, _ in seen] == [0]  # one start: no other minima
+    assert (one.chosen_params_["final_starts"], one.chosen_params_["final_start"]) == (1, 0)
 
 
 def test_auto_restarts_stop_once_five_agree_and_an_explicit_n_init_runs_every_start():

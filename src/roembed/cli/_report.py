@@ -167,6 +167,9 @@ def describe_choice(estimator) -> str | None:
     how = (f"validation on held-out queries, {len(tuned)} candidates" if tuned else
            f"no tuning, {starts}: too few queries to pin the map down" if chosen.get("too_few_queries") else
            "no tuning")
+    if chosen.get("final_start"):  # lowest_final kept another restart minimum than the lowest plain objective
+        how += (f"; the final fit ran from {chosen['final_starts']} distinct restart minima and ended lowest from "
+                f"the one ranked {chosen['final_start'] + 1} by the plain objective")
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
     gold, slips = chosen.get("gold_answers") or 0, chosen.get("gold_error")

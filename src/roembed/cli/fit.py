@@ -184,7 +184,9 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
               help="Where the robust fit runs: cpu (NumPy), or a torch device such as cuda or cuda:1 "
                    "(needs PyTorch; float32, the objective through Triton's kernels on CUDA).")
 @click.option("--n-init", type=click.IntRange(min=1), default=None,
-              help="Starts of the first fit, the lowest objective kept (default: 20 for --dim 1, 10 for --dim 2, else 1).")
+              help="Starts of the first fit, the lowest objective kept; the final fit also runs from up to two other "
+                   "distinct minima and keeps a clearly lower final objective (default: 20 for --dim 1, 10 for "
+                   "--dim 2, else 1).")
 @click.option("--annotator-rounds", type=click.IntRange(min=0), default=0, show_default=True,
               help="Rounds of down-weighting unreliable annotators and refitting (needs annotator ids).")
 @click.option("--labels", type=click.Path(path_type=Path),

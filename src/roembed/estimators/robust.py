@@ -410,10 +410,11 @@ def distinct_basins(results, best, limit: int | None = None) -> tuple:
     return tuple(kept[1:])
 
 
-def lowest_final(problem: RobustProblem, settings: RobustSettings, state: FitState, basins) -> FitState:
-    r"""``state`` (the stages up to the refinement, from the best start) or the same stages from one of ``basins``
-    (other starts' minima, :func:`distinct_basins`), whichever ends at the lowest final objective, provided it is
-    lower than ``state``'s by more than ``BASIN_MARGIN`` (relative).
+def lowest_final(problem: RobustProblem, settings: RobustSettings, state: FitState, basins) -> tuple[FitState, int]:
+    r"""``(state, rank)``: ``state`` (the stages up to the refinement, from the best start; rank 0) or the same
+    stages from one of ``basins`` (other starts' minima, :func:`distinct_basins`; rank ``k`` for ``basins[k - 1]``),
+    whichever ends at the lowest final objective, provided it is lower than ``state``'s by more than
+    ``BASIN_MARGIN`` (relative).
 
     Why: at p = 1 and 2 a noisy plain objective has minima within a fraction of a percent of each other that
     are far apart as maps, and its lowest is often not the right one (30 objects, 1,000 triplets, 20% flipped,
@@ -426,15 +427,15 @@ def lowest_final(problem: RobustProblem, settings: RobustSettings, state: FitSta
     0.3% of each other, and taking the lowest without one changed 12 of 18 fits by coin flip (+0.0005, 8
     worse) for one more low-dimension pass (38 and 38) (docs/results.md, "Forty-fourth session")."""
     single = dataclasses.replace(settings, n_init=1, restart_agree=None)
-    best, n_iter = state, state.n_iter
+    best, rank, n_iter = state, 0, state.n_iter
     bar = state.result.objective - BASIN_MARGIN * abs(state.result.objective)
-    for X in basins:
+    for k, X in enumerate(basins, 1):
         other = fit_robust(problem, single, X, STAGES[:-1])
         n_iter += other.n_iter
         if other.result.objective < min(bar, best.result.objective):
-            best = other
+            best, rank = other, k
     return dataclasses.replace(best, n_iter=n_iter, restart_objectives=state.restart_objectives,
-                               restart_converged=state.restart_converged, basins=())
+                               restart_converged=state.restart_converged, basins=()), rank
 
 
 def restarts_settled(results, agree: int) -> bool:
@@ -772,7 +773,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved, ``n_init`` and ``tol`` too; ``too_few_queries``, true where
-    :meth:`_loose` fixed them without tuning), ``tuning_results_`` (each candidate tried: its ``loss``,
+    :meth:`_loose` fixed them without tuning; ``final_starts``, the distinct restart minima the final fit ran
+    from, and ``final_start``, the one kept, 0 for the lowest plain objective: :func:`lowest_final`),
+    ``tuning_results_`` (each candidate tried: its ``loss``,
     ``weighting``, ``refine`` and ``refine_alpha``, its validation
     score, ``given_up``, true for a refinement stopped as hopeless, and ``outlier_share``, the share of the
     loss weight with an outlier shift in the robust fit, for a refinement that of the fit it started from;
@@ -910,11 +913,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             # theirs and the same random starts, keeping its lowest objective (see the n_init parameter)
             settings = dataclasses.replace(settings, n_init=self._n_init(graph))
         continued = candidate is not None and len(graph) >= CONTINUE_EDGES
+        basins, final_start = (), 0
         if continued:
             state = continue_fit(problem, settings, candidate)
         else:
             state = fit_robust(problem, settings, X0, STAGES[:-1])
-            state = lowest_final(problem, settings, state, state.basins or restarts.basins)
+            basins = state.basins or restarts.basins  # the chosen loss's own restarts' minima, else the first's
+            state, final_start = lowest_final(problem, settings, state, basins)
             state = stage_shifts(problem, settings, state)
         # the per-edge arrays of the solve (loss weights, the graph's edge objects) are freed before the outlier
         # table is built; the edge objects are computed again if something asks
@@ -926,6 +931,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         self._store_state(dataclasses.replace(state, n_iter=state.n_iter + annotator_iter + restarts.n_iter))
         self.chosen_params_ = {**chosen, "alpha": settings.alpha, "lam": self.lam_, "n_init": self._n_init(graph),
                                "tol": settings.solve["tol"],
+                               "final_starts": 1 + len(basins), "final_start": final_start,
                                "too_few_queries": self._loose(graph),
                                "refine_alpha": settings.refine_alpha if settings.refine is not None else None,
                                "refine_ensemble": None if settings.refine is None or continued
