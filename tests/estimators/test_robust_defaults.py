@@ -453,8 +453,8 @@ def test_the_final_fit_keeps_the_lowest_final_objective_of_its_starts(monkeypatc
 
 def test_the_default_runs_its_final_fit_from_the_restarts_other_minima(monkeypatch):
     """At p = 2 the lowest plain minimum is often not the right map: on exploration data seed 4037 (30 objects,
-    1,000 triplets, 20% flipped) the default's map had Procrustes disparity 0.559 from the truth; from the
-    restarts' third-lowest minimum the refinement ends lower and at 0.02."""
+    1,000 triplets, 20% flipped) the default's map had Procrustes disparity 0.559 from the truth; from another
+    distinct minimum of the restarts the refinement ends lower, at 0.02."""
     data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=3000, votes=(1, 1), rate=0.2,
                           model="vote", random_state=4037)
     seen, real = [], robust.lowest_final
