@@ -405,14 +405,14 @@ def test_restarts_stop_at_the_first_start_where_enough_agree(monkeypatch):
 
 
 def test_distinct_basins_are_the_lowest_starts_far_from_the_best_and_from_each_other():
-    from types import SimpleNamespace as R
+    from types import SimpleNamespace as Result
 
     rng = np.random.default_rng(0)
     A, B, C = (rng.standard_normal((20, 2)) for _ in range(3))
     turn = np.array([[0.0, -1.0], [1.0, 0.0]])
-    best = R(objective=1.0, solution=A)
-    results = [R(objective=1.3, solution=C), best, R(objective=1.1, solution=3.0 * A @ turn + 5.0),  # A moved
-               R(objective=1.2, solution=B), R(objective=1.25, solution=B + 1e-4)]  # as B
+    best = Result(objective=1.0, solution=A)
+    results = [Result(objective=1.3, solution=C), best, Result(objective=1.1, solution=3.0 * A @ turn + 5.0),  # A moved
+               Result(objective=1.2, solution=B), Result(objective=1.25, solution=B + 1e-4)]  # as B
     kept = robust.distinct_basins(results, best, limit=3)
     assert len(kept) == 2 and kept[0] is B and kept[1] is C  # lowest first; A's and B's copies left out
     assert [X is B for X in robust.distinct_basins(results, best, limit=2)] == [True]
