@@ -126,6 +126,25 @@ def test_the_choice_line_says_when_the_final_fit_ended_lowest_from_another_resta
                                                                        tuning_results_=rows))
 
 
+def test_the_choice_line_says_whether_the_stronger_ridge_won_the_folds():
+    from types import SimpleNamespace
+
+    from roembed.cli._report import describe_choice
+
+    chosen = dict(loss="tste", weighting="consensus", refine=None, alpha=2.5e-4, lam=0.7, ridge_check_gain=0.0166)
+    rows = [dict(loss="tste", weighting="consensus", refine=None, score=0.7, outlier_share=0.0, given_up=False)]
+    line = describe_choice(SimpleNamespace(refine="auto", chosen_params_=chosen, tuning_results_=rows))
+    assert "ridge 0.00025" in line
+    assert "; few queries per coordinate: a stronger ridge won on 5 folds of held-out queries (+0.0166 agreement))" \
+        in line
+    lost = dict(chosen, alpha=2.5e-10, ridge_check_gain=-0.0162)
+    assert "a stronger ridge lost on 5 folds of held-out queries (-0.0162 agreement)" in \
+        describe_choice(SimpleNamespace(refine="auto", chosen_params_=lost, tuning_results_=rows))
+    for unchecked in (dict(chosen, ridge_check_gain=None), {k: v for k, v in chosen.items() if k != "ridge_check_gain"}):
+        assert "stronger ridge" not in describe_choice(SimpleNamespace(refine="auto", chosen_params_=unchecked,
+                                                                       tuning_results_=rows))
+
+
 def test_the_choice_line_names_the_refinement_ensemble_s_slopes():
     from types import SimpleNamespace
 

@@ -16,7 +16,7 @@ from .. import __version__
 from .._io import atomic_write
 from ..annotator_model import HETEROGENEITY_P
 from ..estimators.registry import estimator_class
-from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS
+from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS, RIDGE_CHECK_FOLDS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 
 # the methods `roembed fit --method` offers: names of roembed.estimators.registry.ESTIMATORS
@@ -170,6 +170,10 @@ def describe_choice(estimator) -> str | None:
     if chosen.get("final_start"):  # lowest_final kept another restart minimum than the lowest plain objective
         how += (f"; the final fit ran from {chosen['final_starts']} distinct restart minima and ended lowest from "
                 f"the one ranked {chosen['final_start'] + 1} by the plain objective")
+    gain = chosen.get("ridge_check_gain")
+    if gain is not None:  # the stronger ridge met the choice on folds of held-out queries (_check_ridge)
+        how += (f"; few queries per coordinate: a stronger ridge {'won' if gain > 0 else 'lost'} on "
+                f"{RIDGE_CHECK_FOLDS} folds of held-out queries ({gain:+.4f} agreement)")
     p = chosen.get("annotator_heterogeneity_p")
     p_text = None if p is None else (f"p = {p:.2g}" if p > 0 else "p < 1e-300")  # 0: below the smallest double
     gold, slips = chosen.get("gold_answers") or 0, chosen.get("gold_error")
