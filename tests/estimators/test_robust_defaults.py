@@ -502,7 +502,8 @@ def test_ridge_check_gains_are_zero_between_equal_settings_and_change_sign_when_
     assert np.array_equal(np.sort(held), np.arange(len(graph.comparisons)))
 
 
-@pytest.mark.parametrize("gains, kept", [([0.01, -0.005, 0.02, 0.0, 0.01], True), ([-0.01, 0.005, 0.0, -0.02, 0.01], False)])
+@pytest.mark.parametrize("gains, kept", [([0.01, -0.005, 0.02, 0.0, 0.01], True),
+                                         ([-0.01, 0.005, 0.0, -0.02, 0.01], False)])
 def test_the_default_keeps_the_stronger_ridge_when_its_mean_fold_gain_is_positive(monkeypatch, gains, kept):
     seen = []
 

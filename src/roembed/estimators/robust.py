@@ -908,7 +908,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         restarts, restarted = self._restarts(graph, X0)
         X0 = restarts.X
         chosen, self.tuning_results_, candidate = self._choose(graph, X0)
-        chosen, ridge_gain = self._check_ridge(graph, X0, chosen)
+        chosen, ridge_gain = self._check_ridge(graph, X0, chosen, tuned=bool(self.tuning_results_))
         loss = _loss_of(chosen["loss"], self.n_components)
         problem = RobustProblem.build(graph, loss, chosen["weighting"], self.two_sided)
         settings = self._settings(graph, loss, chosen["refine"], chosen["alpha"], chosen["refine_alpha"])
@@ -962,13 +962,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             return graph, problem.robust(self.lam_), chosen["alpha"]
         return graph, problem.refined(chosen["refine"]), chosen["refine_alpha"]
 
-    def _check_ridge(self, graph: ComparisonGraph, X0: np.ndarray, chosen: dict):
+    def _check_ridge(self, graph: ComparisonGraph, X0: np.ndarray, chosen: dict, tuned: bool):
         """``(chosen, gain)``: where the data are scarce, the tuning's choice against the same loss and weighting,
         unrefined, with the stronger ridge ``RIDGE_CHECK_ALPHA`` x 100 / n, over ``RIDGE_CHECK_FOLDS`` folds of
         whole queries (:func:`ridge_check`); the ridged fit is kept when its mean held-out agreement is higher.
         ``gain`` is that mean difference, None where the check did not run.
 
-        It runs where the tuning ran, ``alpha`` is "auto", the graph has fewer than ``RIDGE_CHECK_QUERIES``
+        It runs where the tuning ran (``tuned``), ``alpha`` is "auto", the graph has fewer than ``RIDGE_CHECK_QUERIES``
         distinct queries per free coordinate and fewer than ``CONTINUE_EDGES`` edges (on larger graphs ten more
         fits were not measured).  Why: where the queries are few against the coordinates, how strongly to pull
         the map towards the origin decides much of the error, and the tuning's single 20% hold-out is too noisy
@@ -982,7 +982,6 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         flips, 12 fits each) -0.010, -0.003 and +0.0002 (at 5 a coordinate no clean fit kept it); 40 objects at
         p = 5 with 300 answers +0.0004 (5 of 8 kept: there the folds are noise).  Cost: ten fits on four fifths
         of the data (music: 1 s -> 2.5 s)."""
-        tuned = bool(self.tuning_results_)
         free = free_coordinates(len(graph.comparisons.used_objects), self.n_components)
         if not (tuned and _is_auto(self.alpha) and len(graph) < CONTINUE_EDGES
                 and graph.n_queries < RIDGE_CHECK_QUERIES * free):
