@@ -203,7 +203,7 @@ def lowdim(args):
                "error_not_above_soe": ".0f", "missed_error_vs_soe": "+.1%", "cblearn_SOE_ok": ".0f",
                "cblearn_SOE_ok_vs_lowest_objective": ".0f", "cblearn_SOE_worst": ".3f",
                "time_ratio_soe": ".2f"}
-    finish(args.out.with_name("bench_defaults_lowdim.json"), args, rows, summary, columns)
+    finish(args.out or HERE / "out" / "bench_defaults_lowdim.json", args, rows, summary, columns)
 
 
 def main(argv=None):
@@ -215,7 +215,8 @@ def main(argv=None):
     parser.add_argument("--peers", nargs="*", default=list(PEERS), choices=PEERS)
     parser.add_argument("--lowdim", action="store_true", help="the low-dimension reliability check instead")
     parser.add_argument("--lowdim-seeds", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_defaults.json")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="JSON (default benchmarks/out/bench_defaults.json, with --lowdim bench_defaults_lowdim.json)")
     args = parser.parse_args(argv)
     if args.lowdim:
         return lowdim(args)
@@ -229,7 +230,8 @@ def main(argv=None):
             for trial in range(args.trials):
                 rows.append(run_trial(setting, args.rate, trial, args.n_test, args.peers))
     print(f"\n{time.perf_counter() - start:.0f} s in all")
-    finish(args.out, args, rows, summarise(rows, args.peers), table_columns(args.peers))
+    finish(args.out or HERE / "out" / "bench_defaults.json", args, rows, summarise(rows, args.peers),
+           table_columns(args.peers))
 
 
 if __name__ == "__main__":
