@@ -710,7 +710,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         rises (0.137, 0.170, 0.212) and L-BFGS needs ever more iterations (105 at 10^4, 256 at 3 x 10^4
         objects).  Scaled, the error stays at 0.12 (``benchmarks/bench_scale.py``, with ``alpha=1e-4``).
         Where the data cannot pin the map down, the self-tuning default fits CKL with ridge 1e-4, unscaled
-        (:meth:`_loose`).
+        (:meth:`_loose`); where they have fewer than 4 queries per free coordinate, the tuning's choice meets
+        the ridge 1e-3 (times ``100 / n``) on five folds of whole queries and the better is fitted
+        (:meth:`_check_ridge`; ``chosen_params_["ridge_check_gain"]``).
     init : "plain", "random" or an (n, p) array
         "plain" starts from a fit of the loss without outliers (always done for ``lam="auto"``, whose
         margins it needs).  Measured: at p = 10 (synthetic protocol, majority / unanimous, q = 0.25) the
