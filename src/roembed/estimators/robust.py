@@ -991,8 +991,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         loss = _loss_of(chosen["loss"], self.n_components)
         ridged = dict(chosen, alpha=RIDGE_CHECK_ALPHA * self._ridge_scale(),
                       **(dict(refine=None, refine_alpha=None) if _is_auto(self.refine) else {}))
-        settings = [dataclasses.replace(self._settings(graph, loss, c["refine"], c["alpha"], c["refine_alpha"]),
-                                        restart_agree=None) for c in (chosen, ridged)]
+        settings = [self._settings(graph, loss, c["refine"], c["alpha"], c["refine_alpha"]) for c in (chosen, ridged)]
         folds = GroupedKFold(RIDGE_CHECK_FOLDS, groups=graph.response_query, random_state=self.random_state)
         gains = ridge_check(graph, loss, chosen["weighting"], self.two_sided, settings, X0,
                             folds.split(graph.comparisons))
@@ -1144,8 +1143,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                  f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
                  UserWarning)
             return chosen, [], None
-        inner = graph.subgraph(~held_out)  # whole queries, so whole edges
-        held_edges = np.flatnonzero(~inner.kept_edges).astype(graph.pairs.dtype)
+        inner, held_edges = split_edges(graph, held_out)
         del held_out
         graph.forget("edge_query")  # read by the split only; 4 bytes an edge (computed again if asked)
 
@@ -1250,6 +1248,14 @@ def refine_candidate(problem: RobustProblem, settings: RobustSettings, state: Fi
     return score(state.X), bool(state.result.stopped), state
 
 
+def split_edges(graph: ComparisonGraph, held_out: np.ndarray) -> tuple[ComparisonGraph, np.ndarray]:
+    """``(inner, held_edges)``: the graph of the responses outside the boolean mask ``held_out`` (whole queries,
+    so whole edges) and the indices of the edges of ``graph`` it left out, which
+    :func:`~roembed.metrics.edge_agreement` scores without a copy of the held-out responses."""
+    inner = graph.subgraph(~held_out)
+    return inner, np.flatnonzero(~inner.kept_edges).astype(graph.pairs.dtype)
+
+
 def ridge_check(graph: ComparisonGraph, loss: Loss, weighting: str, two_sided: bool, settings: list, X0: np.ndarray,
                 folds) -> np.ndarray:
     """Per fold of ``folds`` (``(train_rows, held_out_rows)`` of the responses, whole queries): the held-out
@@ -1259,8 +1265,7 @@ def ridge_check(graph: ComparisonGraph, loss: Loss, weighting: str, two_sided: b
     for _, held_rows in folds:
         held_out = np.zeros(len(graph.comparisons), dtype=bool)
         held_out[held_rows] = True
-        inner = graph.subgraph(~held_out)
-        held_edges = np.flatnonzero(~inner.kept_edges).astype(graph.pairs.dtype)
+        inner, held_edges = split_edges(graph, held_out)
         problem = RobustProblem.build(inner, loss, weighting, two_sided)
         scores = [edge_agreement(fit_robust(problem, s, X0, STAGES[:-1]).X, graph, held_edges) for s in settings]
         gains.append(scores[1] - scores[0])
