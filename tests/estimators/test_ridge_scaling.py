@@ -9,7 +9,7 @@ from roembed import Comparisons, RobustOrdinalEmbedding
 
 def _fit(n, alpha="auto", loss="soe"):
     rng = np.random.default_rng(n)
-    t = rng.integers(0, n, size=(10 * n, 3))  # over 4 queries a free coordinate: no ridge check (_check_ridge)
+    t = rng.integers(0, n, size=(15 * n, 3))  # over 6 queries a free coordinate: no ridge check (_check_ridge)
     t = t[(t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2])]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

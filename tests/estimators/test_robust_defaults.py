@@ -478,7 +478,7 @@ def test_the_default_runs_its_final_fit_from_the_restarts_other_minima(monkeypat
 
 
 def scarce(seed=11, n_train=300):
-    """40 objects at p = 5 (185 free coordinates) with 300 single answers: under four queries a coordinate."""
+    """40 objects at p = 5 (185 free coordinates) with 300 single answers: under six queries a coordinate."""
     return make_synthetic(n_objects=40, dim=5, n_train=n_train, n_validation=10, n_test=2000, votes=(1, 1),
                           random_state=seed)
 
@@ -537,7 +537,7 @@ def test_the_ridge_check_runs_only_where_tuned_queries_are_scarce_and_the_ridge_
     assert RobustOrdinalEmbedding(5, random_state=0).fit(data.train).chosen_params_["ridge_check_gain"] is not None
     assert len(calls) == 1
     cases = [(RobustOrdinalEmbedding(5, alpha=1e-5, random_state=0), data.train),  # a ridge set by the user
-             (RobustOrdinalEmbedding(5, random_state=0), scarce(n_train=800).train),  # 800 >= 4 x 185 queries
+             (RobustOrdinalEmbedding(5, random_state=0), scarce(n_train=1200).train),  # 1200 >= 6 x 185
              (RobustOrdinalEmbedding(5, random_state=0), scarce(n_train=150).train),  # too few: nothing tuned
              (RobustOrdinalEmbedding(5, loss="soe", weighting="vote", refine=None, random_state=0), data.train)]
     for est, train in cases:
@@ -561,6 +561,20 @@ def test_the_ridge_check_recovers_a_scarce_map_better():
     unchecked = RobustOrdinalEmbedding(10, loss=chosen["loss"], weighting=chosen["weighting"], refine=None,
                                        random_state=0).fit(data.train)
     assert agreement(est.embedding_, data.test) > agreement(unchecked.embedding_, data.test) + 0.03
+
+
+def test_the_ridge_check_runs_up_to_six_queries_a_coordinate_where_it_still_pays(monkeypatch):
+    """60 objects at p = 2 with 640 single answers, a tenth flipped: 5.5 queries per free coordinate, checked since
+    the limit moved from 4 to 6 (exploration seed 5014: test error 0.181 unchecked, 0.163 ridged)."""
+    data = make_synthetic(n_objects=60, dim=2, n_train=640, n_validation=10, n_test=5000, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=5014)
+    assert 4 * 117 < data.train.aggregate().n_queries < robust.RIDGE_CHECK_QUERIES * 117
+    est = RobustOrdinalEmbedding(2, random_state=14).fit(data.train)
+    assert est.chosen_params_["ridge_check_gain"] > 0.01 and est.chosen_params_["alpha"] == robust.RIDGE_CHECK_ALPHA
+    monkeypatch.setattr(robust, "RIDGE_CHECK_QUERIES", 4)
+    unchecked = RobustOrdinalEmbedding(2, random_state=14).fit(data.train)
+    assert unchecked.chosen_params_["ridge_check_gain"] is None
+    assert agreement(est.embedding_, data.test) > agreement(unchecked.embedding_, data.test) + 0.01
 
 
 def test_auto_restarts_stop_once_five_agree_and_an_explicit_n_init_runs_every_start():
