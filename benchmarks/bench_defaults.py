@@ -104,18 +104,24 @@ def run_trial(setting, rate, trial, n_test, peers, with_plain=True):
         plain = RobustOrdinalEmbedding(p, random_state=trial, annotators=None)
         row["no_annotators_time"] = timed_fit(plain, split.train)
         row["no_annotators_error"] = triplet_error(plain.embedding_, test)
-    triplets, n = majority_triplets(split.train), split.train.n_objects
+    add_peers(row, split.train, test, p, trial, peers)
+    print(json.dumps(row, default=str), flush=True)
+    return row
+
+
+def add_peers(row, train, test, p, seed, peers):
+    """cblearn's ``peers`` fitted on the majority-voted ``train`` into ``row``: error and time of each, the best
+    one and the default's error relative to it (``rel``), and the default's time over SOE's."""
+    triplets = majority_triplets(train)
     for name in peers:
-        cb = cblearn_estimator(name, p, trial)
-        row[f"{name}_time"] = timed_fit(cb, triplets, n_objects=n)
+        cb = cblearn_estimator(name, p, seed)
+        row[f"{name}_time"] = timed_fit(cb, triplets, n_objects=train.n_objects)
         row[f"{name}_error"] = triplet_error(cb.embedding_, test)
     if peers:
         best = min(peers, key=lambda k: row[f"{k}_error"])
         row.update(best_peer=best, rel=row["roembed_error"] / row[f"{best}_error"] - 1.0)
     if "SOE" in peers:
         row["time_ratio_soe"] = row["roembed_time"] / row["SOE_time"]
-    print(json.dumps(row, default=str), flush=True)
-    return row
 
 
 def summarise(rows, peers):
@@ -246,16 +252,7 @@ def beyond_trial(setting, trial, peers):
                ridge_kept=gain is not None and gain > 0,
                per_coordinate=est.graph_.n_queries / free_coordinates(kw["n_objects"], p),
                chosen={k: getattr(v, "name", v) for k, v in est.chosen_params_.items()})
-    triplets = majority_triplets(data.train)
-    for name in peers:
-        cb = cblearn_estimator(name, p, trial)
-        row[f"{name}_time"] = timed_fit(cb, triplets, n_objects=kw["n_objects"])
-        row[f"{name}_error"] = triplet_error(cb.embedding_, test)
-    if peers:
-        best = min(peers, key=lambda k: row[f"{k}_error"])
-        row.update(best_peer=best, rel=row["roembed_error"] / row[f"{best}_error"] - 1.0)
-    if "SOE" in peers:
-        row["time_ratio_soe"] = row["roembed_time"] / row["SOE_time"]
+    add_peers(row, data.train, test, p, trial, peers)
     print(json.dumps(row, default=str), flush=True)
     return row
 
