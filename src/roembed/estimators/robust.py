@@ -982,8 +982,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         single answers 0-20% flipped, repeated votes 25% flipped; 24 cells of 8 fits) -0.0068 (standard error
         0.0012; 81 fits better, 32 worse; worst cell clean p = 5, +0.0117).  Hence the limit of 6 (4 until the
         forty-sixth session): at 7.7-8 a coordinate the check gained nothing on average (+0.0002), at 10-12 it
-        cost +0.0024, and at the synthetic protocol's 10 unanimous flips fooled it once in six.  Cost: ten fits
-        on four fifths of the data (music: 1 s -> 2.5 s)."""
+        cost +0.0024, and at the synthetic protocol's 10 a coordinate unanimous flips fooled it once in six.
+        Cost: ten fits on four fifths of the data (music: 1 s -> 2.5 s)."""
         free = free_coordinates(len(graph.comparisons.used_objects), self.n_components)
         if not (tuned and _is_auto(self.alpha) and len(graph) < CONTINUE_EDGES
                 and graph.n_queries < RIDGE_CHECK_QUERIES * free):
