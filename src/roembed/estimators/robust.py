@@ -995,7 +995,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         folds = GroupedKFold(RIDGE_CHECK_FOLDS, groups=graph.response_query, random_state=self.random_state)
         gains = ridge_check(graph, loss, chosen["weighting"], self.two_sided, settings, X0,
                             folds.split(graph.comparisons))
-        gain = float(np.mean(gains))
+        gain = round(float(np.mean(gains)), 12)  # folds that tie (+x and -x) keep the choice, whatever the last bit
         return (ridged if gain > 0 else chosen), gain
 
     def _restarts(self, graph: ComparisonGraph, X0: np.ndarray):
