@@ -578,6 +578,38 @@ def test_the_ridge_check_runs_up_to_six_queries_a_coordinate_where_it_still_pays
     assert agreement(est.embedding_, data.test) > agreement(unchecked.embedding_, data.test) + 0.01
 
 
+def test_at_p1_the_restarts_start_from_the_line_of_a_two_dimensional_fit(monkeypatch):
+    """60 objects on a line with 300 single answers, a tenth flipped (exploration seed 5007): every random start ends
+    in a wrong order (rank correlation 0.45 with the truth); from the plane's top principal component it is 0.88."""
+    data = make_synthetic(n_objects=60, dim=1, n_train=300, n_validation=10, n_test=2000, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=5007)
+    seen = []
+    real = robust.lifted_start
+
+    def spy(problem, settings, X0):
+        state = real(problem, settings, X0)
+        seen.append((X0.shape, state.X.shape, float(np.sqrt(np.mean(state.X ** 2))), settings.init_scale))
+        return state
+
+    monkeypatch.setattr(robust, "lifted_start", spy)
+    lifted = RobustOrdinalEmbedding(1, random_state=7).fit(data.train)
+    [(shape0, shape, rms, scale)] = seen
+    assert shape0 == shape == (60, 1) and rms == pytest.approx(scale)
+    rho = abs(spearmanr(lifted.embedding_[:, 0], data.X_true[:, 0])[0])
+    assert rho > 0.85
+    again = RobustOrdinalEmbedding(1, random_state=7).fit(data.train)
+    np.testing.assert_array_equal(lifted.embedding_, again.embedding_)  # seeded
+    monkeypatch.setattr(robust, "lifted_start", lambda problem, settings, X0: robust.FitState(X=X0))
+    unlifted = RobustOrdinalEmbedding(1, random_state=7).fit(data.train)
+    assert abs(spearmanr(unlifted.embedding_[:, 0], data.X_true[:, 0])[0]) < rho - 0.2
+    # a start the user gives is kept, and p = 2 starts in the plane already
+    seen.clear()
+    monkeypatch.setattr(robust, "lifted_start", spy)
+    RobustOrdinalEmbedding(1, init=lifted.embedding_, random_state=7).fit(data.train)
+    RobustOrdinalEmbedding(2, random_state=7, max_iter=20).fit(data.train)
+    assert seen == []
+
+
 def test_auto_restarts_stop_once_five_agree_and_an_explicit_n_init_runs_every_start():
     data = make_synthetic(n_objects=30, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
                           random_state=1)  # clean and dense: every start reaches the same objective

@@ -350,14 +350,37 @@ def known_answers(comparisons, used: bool):
     return gold
 
 
+def _seed_base(random_state) -> int | None:
+    """One integer from ``random_state`` (None stays None) that seeds the restarts' own streams."""
+    return None if random_state is None else int(np.random.RandomState(random_state).randint(2**31)
+                                                 if not isinstance(random_state, (int, np.integer))
+                                                 else random_state)
+
+
 def restart_starts(n_objects: int, n_components: int, random_state, n_init: int, scale: float):
     """Starts ``1 .. n_init - 1`` of the plain stage (start 0 is the estimator's own): seeded Gaussians."""
-    base = None if random_state is None else int(np.random.RandomState(random_state).randint(2**31)
-                                                  if not isinstance(random_state, (int, np.integer))
-                                                  else random_state)
+    base = _seed_base(random_state)
     for k in range(1, n_init):
         seed = None if base is None else np.random.SeedSequence([base, 2, k])
         yield scale * np.random.default_rng(seed).standard_normal((n_objects, n_components))
+
+
+def lifted_start(problem: RobustProblem, settings: RobustSettings, X0: np.ndarray) -> FitState:
+    """Start 0 of the restarts at p = 1: the plain stage's restarts in two dimensions (from ``X0`` beside a seeded
+    Gaussian column, ``AUTO_RESTARTS[2]`` starts), then the top principal component of their best map, scaled to
+    the random starts' size.  Why: on a line the objects cannot pass one another, so where the queries are few
+    every random start can end in a wrong order; in the plane they can go round.  Measured (forty-sixth session,
+    docs/results.md): 60 objects with 300 single answers, 10% flipped, exploration seeds 5009-5016, test error
+    -0.057 (standard error 0.016; 8 of 8 better, lowest rank correlation with the truth 0.65 instead of 0.11);
+    the dense low-dimension data (30 objects, 1,000 answers, seeds 4000-4015) -0.0010 (0.0010)."""
+    base = _seed_base(settings.random_state)
+    rng = np.random.default_rng(None if base is None else np.random.SeedSequence([base, 3]))
+    X2 = np.column_stack([X0[:, :1], settings.init_scale * rng.standard_normal(len(X0))])
+    plane = stage_plain(problem, dataclasses.replace(settings, n_init=AUTO_RESTARTS[2]), FitState(X=X2))
+    Y = plane.X - plane.X.mean(axis=0)
+    line = Y @ np.linalg.svd(Y, full_matrices=False)[2][0]
+    rms = np.sqrt(np.mean(line ** 2))
+    return FitState(X=(line * (settings.init_scale / rms if rms > 0 else 1.0))[:, None], n_iter=plane.n_iter)
 
 
 def stage_plain(problem: RobustProblem, settings: RobustSettings, state: FitState) -> FitState:
@@ -1009,7 +1032,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         loss = _loss_of(losses[0], self.n_components)
         problem = RobustProblem.build(graph, loss, weightings[0], self.two_sided)
         settings = dataclasses.replace(self._settings(graph, loss, None, alpha, None), n_init=n_init, plain_start=True)
-        return stage_plain(problem, settings, FitState(X=X0)), losses[0]
+        start = FitState(X=X0)
+        if self.n_components == 1 and not isinstance(self.init, np.ndarray):  # a start the user gave is kept
+            start = lifted_start(problem, settings, X0)
+        return stage_plain(problem, settings, start), losses[0]
 
     def _candidate_lists(self, graph: ComparisonGraph):
         """The candidate losses, weightings (distinct on this graph) and (refine, refine_alpha) pairs, and the
