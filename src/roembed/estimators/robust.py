@@ -771,10 +771,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         (:func:`restarts_settled`; an explicit number always runs every start); screened, see
         :func:`stage_plain`.  At p = 1, on
         exploration data -- 30 objects, 1,000 triplets, 20% flipped, data seeds 4000-4039 -- 10 screened
-        starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1).  The start has seen the validation queries; it is only a start, the
-        same for every candidate.  When the tuning chooses another loss (t-STE), the final fit restarts that
-        loss from the best start and the same random ones and keeps its lowest objective, the objective it
-        minimises (measured in docs/results.md, "Low dimensions": the worst case and the test error improve).
+        starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1).  At p = 1 the first
+        start is not random but the line through the plain fit's restarts in two dimensions
+        (:func:`lifted_start`): where the queries are few every random start can end in a wrong order.  The
+        start has seen the validation queries; it is only a start, the same for every candidate.  When the
+        tuning chooses another loss (t-STE), the final fit restarts that loss from the best start and the same
+        random ones and keeps its lowest objective, the objective it minimises (measured in docs/results.md,
+        "Low dimensions": the worst case and the test error improve).
         With several starts the final fit's stages also run from up to ``MAX_BASINS - 1`` other distinct minima of
         the restarts, and the lowest final objective is kept where it is clearly lower (:func:`lowest_final`).
         ``restart_objectives_`` are those of the first restarts (as many as ran), whose random starts are on an
