@@ -97,6 +97,10 @@ def test_flag_count_says_how_many_flags_are_the_minority_of_their_own_query(file
     assert result.exit_code == 0, result.output + result.stderr
     assert not json.loads((folder / "out1" / "summary.json").read_text())["outliers_by_vote"]["split_queries"]
     assert "comparisons flagged" in result.stdout and "outvoted" not in result.stdout
+    assert "fitting RobustOrdinalEmbedding in 2 dimensions" in result.stdout
+    result = run(one_vote, "--dim", 1, "--out", folder / "out2", "--seed", 1, "--max-iter", 20)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "fitting RobustOrdinalEmbedding in 1 dimension" in result.stdout and "1 dimensions" not in result.stdout
 
 
 def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):

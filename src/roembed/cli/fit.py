@@ -331,7 +331,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     say(f"{data!r} from {comparisons}"
         + (f" ({int(ties.sum()) // 2} tie answers as half a vote each way)" if ties is not None and ties.any() else "")
         + (f"; kept per-response columns {', '.join(extra)}" if extra else ""))
-    say(f"fitting {type(estimator).__name__} in {dim} dimensions"
+    say(f"fitting {type(estimator).__name__} in {dim} dimension{'' if dim == 1 else 's'}"
         + (f" (torch, {estimator.device})" if getattr(estimator, "solver", None) == "torch" else "")
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None and test_file is None else "")
         + (f"; {len(test)} test comparisons from {test_file}" if test_file is not None else ""))
