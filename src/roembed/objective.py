@@ -274,27 +274,26 @@ class EdgeObjective:
         if threads == 1 and len(distances) <= n_edges:
             return self._pair_value_and_grad(X, distances)
         objects, ahead = self._objects(distances), prefetch_ahead(X)
-        bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
 
         def block(lo, hi, grad):
             size = self.chunk or CHUNK
-            d_near, d_far = np.empty(size), np.empty(size)
+            d_near, d_far = np.empty(min(size, hi - lo)), np.empty(min(size, hi - lo))
             value = 0.0
             for sl in self._slices(lo, hi):
                 k = sl.stop - sl.start
                 edge_sq_distances(X, objects, sl.start, d_near[:k], d_far[:k], ahead)
                 v, g_near, g_far, _ = self.terms(d_near[:k], d_far[:k], sl)
                 value += v
-                edge_distance_adjoint(X, objects, sl.start, np.broadcast_to(g_near, (k,)),
-                                      np.broadcast_to(g_far, (k,)), grad, ahead)
+                edge_distance_adjoint(X, objects, sl.start, _per_edge(g_near, k), _per_edge(g_far, k), grad, ahead)
             return value
 
+        if threads == 1:  # no bounds, list or pool: on small graphs their overhead was a fifth of an evaluation
+            grad = np.zeros_like(X)
+            return float(block(0, n_edges, grad)), grad
+        bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
         grads = [np.zeros_like(X) for _ in range(threads)]
-        if threads == 1:
-            values = [block(0, n_edges, grads[0])]
-        else:
-            jobs = [_pool(threads).submit(block, bounds[t], bounds[t + 1], grads[t]) for t in range(threads)]
-            values = [job.result() for job in jobs]
+        jobs = [_pool(threads).submit(block, bounds[t], bounds[t + 1], grads[t]) for t in range(threads)]
+        values = [job.result() for job in jobs]
         for g in grads[1:]:
             grads[0] += g
         return float(sum(values)), grads[0]
@@ -306,6 +305,12 @@ class EdgeObjective:
         edge by edge; on random graphs with twice as many pairs as edges, 1.1-1.2x slower)."""
         value, g_pair, _ = self.evaluate(distances.from_embedding(X), gamma=False)
         return float(value), distances.embedding_grad(g_pair, X)
+
+
+def _per_edge(g, k: int) -> np.ndarray:
+    """``g`` as ``k`` per-edge values: itself when it is already one per edge (a loss's slopes), else broadcast
+    (a constant ``ds/dd`` of 1 or -1)."""
+    return g if getattr(g, "shape", None) == (k,) else np.broadcast_to(g, (k,))
 
 
 QUADRUPLET_CHUNK = 1 << 16
