@@ -499,10 +499,13 @@ def _odd_one_out_crowd(seed, n_honest=20, n_fakes=13, per=40, n_triples=60, righ
     return responses, from_odd_one_out(triples, odd, n_objects=30)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_a_consistent_minority_is_not_taken_for_the_crowd(seed, monkeypatch):
     # 13 fakes answering in concert give 40% of the answers: the EM's objective prefers the map they agree on (J
-    # alone inverts the map), the crowd's orientation (crowd_reliability) keeps the honest majority's
+    # alone inverts the map), the crowd's orientation (crowd_reliability) keeps the honest majority's.
+    # Seeds where J prefers the fakes' start by a clear margin (1: J 0.436 against the honest start's 0.446,
+    # 2: 0.455 against 0.466); on seeds 0, 3 and 4 J itself prefers the honest start (seed 0 by 0.6%, and on
+    # another CPU the other way), so there the second half shows nothing
     import roembed.annotator_model as model
     from roembed.metrics import agreement
 
