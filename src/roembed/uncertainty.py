@@ -30,7 +30,10 @@ From the aligned replicates :math:`\hat X^{*b}` (``b = 1..B``):
 * per annotator, a percentile interval of the agreement with the replicate embeddings
   (on the replicate's own, resampled responses);
 * an interval on the held-out error: the out-of-bag error of each replicate (each fitted on
-  about 63% of the distinct units, so slightly pessimistic), percentile interval.
+  about 63% of the distinct units, so slightly pessimistic), percentile interval.  Warm-started
+  replicates stay in the full fit's basin, which has seen their out-of-bag units: where the data
+  cannot pin the map down (a few queries per free coordinate) the interval can be optimistic
+  (docs/uncertainty.md, "The out-of-bag error sees the full fit's basin").
 
 Calibration of the regions (``calibration``)
 --------------------------------------------
