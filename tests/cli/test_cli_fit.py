@@ -101,6 +101,10 @@ def test_flag_count_says_how_many_flags_are_the_minority_of_their_own_query(file
     result = run(one_vote, "--dim", 1, "--out", folder / "out2", "--seed", 1, "--max-iter", 20)
     assert result.exit_code == 0, result.output + result.stderr
     assert "fitting RobustOrdinalEmbedding in 1 dimension" in result.stdout and "1 dimensions" not in result.stdout
+    # nothing held out: the training error says what it is measured on, and how to measure new answers
+    train_error = json.loads((folder / "out2" / "summary.json").read_text())["train_error"]
+    assert f"train error {train_error:.4f} (on the answers fitted; --holdout 0.2 measures the error on new ones)" \
+        in result.stdout
 
 
 def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
@@ -117,6 +121,7 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
     expected = 1 - SOE(2, random_state=1).fit(read_comparisons(csv)).score(test)
     assert summary["holdout_error"] == pytest.approx(expected) and summary["n_holdout_responses"] == len(test)
     assert summary["settings"]["test"] == str(test_csv) and f"held-out error {expected:.4f}" in result.stdout
+    assert "--holdout 0.2 measures" not in result.stdout  # the hint only where nothing was held out
     # the same with object names: the test file's own sorted names are matched to the training file's
     named = lambda t: pd.DataFrame([[f"thing{o:02d}" for o in row] for row in t], columns=["anchor", "closer", "farther"])
     named(spam.train.triplets).to_csv(folder / "named.csv", index=False)
