@@ -25,7 +25,7 @@ NAME_COLUMNS = ("name", "word", "object", "label", "item")
 
 TRAIN_ERROR_HINT = "on the answers fitted; --holdout 0.2 measures the error on new ones"
 """Said after the training error where no answers were held out.  Measured on synthetic single answers (forty-seventh
-session, docs/results.md): the default's error on new answers exceeded its training error by 0.17-0.18 at 5 queries
+session, docs/cli.md): the default's error on new answers exceeded its training error by 0.14-0.18 at 5-5.4 queries
 per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at 21."""
 
 
