@@ -504,8 +504,8 @@ def test_a_consistent_minority_is_not_taken_for_the_crowd(seed, monkeypatch):
     # 13 fakes answering in concert give 40% of the answers: the EM's objective prefers the map they agree on (J
     # alone inverts the map), the crowd's orientation (crowd_reliability) keeps the honest majority's.
     # Seeds where J prefers the fakes' start by a clear margin (1: J 0.436 against the honest start's 0.446,
-    # 2: 0.455 against 0.466); on seeds 0, 3 and 4 J itself prefers the honest start (seed 0 by 0.6%, and on
-    # another CPU the other way), so there the second half shows nothing
+    # 2: 0.455 against 0.466). On seeds 0, 3 and 4 J itself prefers the honest start, so there the second half
+    # shows nothing; seed 0's margin (0.6%) went one way on one CPU and the other way on another
     import roembed.annotator_model as model
     from roembed.metrics import agreement
 
