@@ -287,7 +287,7 @@ class EdgeObjective:
                 edge_distance_adjoint(X, objects, sl.start, _per_edge(g_near, k), _per_edge(g_far, k), grad, ahead)
             return value
 
-        if threads == 1:  # no bounds, list or pool: at 600 edges they took a third of an evaluation (profiled)
+        if threads == 1:  # no bounds, list or pool: at 300 edges they took a third of an evaluation (profiled)
             grad = np.zeros_like(X)
             return float(block(0, n_edges, grad)), grad
         bounds = np.linspace(0, n_edges, threads + 1).astype(np.int64)
