@@ -327,6 +327,18 @@ def test_restarts_keep_the_lowest_objective_and_recover_a_line():
     assert len(one.restart_objectives_) == 1
 
 
+@pytest.mark.parametrize("p", [1, 2])
+def test_restarts_take_a_random_state_instance_as_scikit_learn_estimators_do(p):
+    # the restarts (and at p = 1 the lift) seed their own streams from random_state; a RandomState crashed them
+    data = make_synthetic(n_objects=30, dim=p, n_train=300, n_validation=10, n_test=10, votes=(1, 1), rate=0.1,
+                          model="vote", random_state=3002)
+    a = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
+    b = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
+    assert len(a.restart_objectives_) > 1 and np.array_equal(a.embedding_, b.embedding_)
+    assert robust._seed_base(7) == 7 and robust._seed_base(None) is None
+    assert robust._seed_base(np.random.RandomState(0)) == np.random.RandomState(0).randint(2**31)
+
+
 def test_restarts_are_screened_then_the_lowest_goes_on(monkeypatch):
     from roembed.estimators import robust
     from roembed.estimators.robust import FitState, RobustProblem, RobustSettings, stage_plain

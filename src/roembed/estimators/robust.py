@@ -128,6 +128,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._warn import warn
@@ -351,10 +352,11 @@ def known_answers(comparisons, used: bool):
 
 
 def _seed_base(random_state) -> int | None:
-    """One integer from ``random_state`` (None stays None) that seeds the restarts' own streams."""
-    return None if random_state is None else int(np.random.RandomState(random_state).randint(2**31)
-                                                 if not isinstance(random_state, (int, np.integer))
-                                                 else random_state)
+    """One integer from ``random_state`` (None stays None; an integer is itself; a ``RandomState`` gives its next
+    draw) that seeds the restarts' own streams."""
+    if random_state is None or isinstance(random_state, (int, np.integer)):
+        return None if random_state is None else int(random_state)
+    return int(check_random_state(random_state).randint(2**31))
 
 
 def restart_starts(n_objects: int, n_components: int, random_state, n_init: int, scale: float):
