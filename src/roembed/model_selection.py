@@ -71,13 +71,21 @@ class GroupedKFold:
             raise InvalidComparisonsError(
                 f"{count_noun(len(unique), self.groups + ' group')} cannot fill {self.n_splits} folds")
         fold_of_group = np.empty(len(unique), dtype=np.int64)
-        order = np.random.default_rng(self.random_state).permutation(len(unique))
+        order = _generator(self.random_state).permutation(len(unique))
         fold_of_group[order] = np.arange(len(unique)) % self.n_splits
         fold = fold_of_group[inverse.reshape(-1)]
         rows = np.arange(len(comparisons))
         for f in range(self.n_splits):
             yield rows[fold != f], rows[fold == f]
 
+
+def _generator(random_state) -> np.random.Generator:
+    """``np.random.default_rng(random_state)`` on every NumPy this package supports: a ``RandomState`` (scikit-learn's
+    usual ``random_state``) is wrapped as NumPy 2 wraps it, a ``Generator`` over its bit generator, drawing on (and
+    advancing) the same stream; NumPy 1.26's ``default_rng`` refuses it."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.Generator(random_state._bit_generator)
+    return np.random.default_rng(random_state)
 
 def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, groups="query") -> np.ndarray:
     """A boolean mask of the held-out responses: a seeded ``fraction`` of the groups (queries by default),
@@ -95,7 +103,7 @@ def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, g
         raise InvalidComparisonsError(
             f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
-    held = np.random.default_rng(random_state).choice(unique, size=n_held, replace=False)
+    held = _generator(random_state).choice(unique, size=n_held, replace=False)
     return _members(ids, held)
 
 
