@@ -57,8 +57,8 @@ state`` (:func:`fit_robust`); a new stage is one more entry.
 
 The self-tuning default (``loss``, ``weighting``, ``refine`` = ``"auto"``): 20% of the
 *queries* (both directions, every vote; :func:`roembed.model_selection.holdout_mask`) are
-held out; candidates are fitted on the rest and scored by the share of held-out votes they
-satisfy, greedily and cheapest first: the weightings ``consensus`` and ``vote`` with SOE; t-STE
+held out; candidates are fitted on the rest (at p <= 2 from restarts of their own on it) and scored by the
+share of held-out votes they satisfy, greedily and cheapest first: the weightings ``consensus`` and ``vote`` with SOE; t-STE
 (dof ``min(max(p - 1, 1), 3)``, ridge 1e-9) with the better weighting and with ``vote``; then the refinement stage
 continued from the best ``consensus`` fit (rescaled to the sigmoid's best scale,
 :func:`refinement_scale`) with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
@@ -766,27 +766,26 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         0.78 unrefined and ran 870-907 iterations, 70% of the fit's time).  A number is used as it is; with
         ``refine="auto"`` the slopes of ``AUTO_REFINES`` are then tried with that ridge.
     n_init : "auto" or int >= 1
-        Starts of the plain fit, run once on every comparison before the tuning (with the first candidate's
-        loss and weighting); the lowest objective is kept and starts every later fit (``"auto"``: up to 20 at
-        p = 1, up to 10 at p = 2 as cblearn's SOE, else 1, and 1 where the data cannot pin the map down
-        (:meth:`_loose`) or where ``init`` is an array -- a start given is the start used, as in scikit-learn's
-        MDS), stopping once ``RESTART_AGREE`` = 5 converged starts agree on the lowest objective
-        (:func:`restarts_settled`; an explicit number always runs every start); screened, see
-        :func:`stage_plain`.  At p = 1, on
-        exploration data -- 30 objects, 1,000 triplets, 20% flipped, data seeds 4000-4039 -- 10 screened
-        starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1).  At p = 1 the first
-        start is not random but the line through the plain fit's restarts in two dimensions
-        (:func:`lifted_start`): where the queries are few every random start can end in a wrong order.  The
-        start has seen the validation queries; it is only a start, the same for every candidate.  When the
+        Starts of the plain fit, run on every comparison before the tuning (with the first candidate's loss and
+        weighting); the lowest objective is kept and starts the final fit.  The tuning runs the same starts on its
+        training part, whose best starts its candidates (:meth:`_choose`: a start fitted to the held-out queries had
+        favoured SOE on them).  ``"auto"``: up to 20 at p = 1, up to 10 at p = 2 as cblearn's SOE, else 1, and 1
+        where the data cannot pin the map down (:meth:`_loose`) or where ``init`` is an array -- a start given is
+        the start used, as in scikit-learn's MDS; stopping once ``RESTART_AGREE`` = 5 converged starts agree on the
+        lowest objective (:func:`restarts_settled`; an explicit number always runs every start); screened, see
+        :func:`stage_plain`.  At p = 1, on exploration data -- 30 objects, 1,000 triplets, 20% flipped, data seeds
+        4000-4039 -- 10 screened starts left 4 of 40 fits below rank correlation 0.95 with the truth, 20 left 1.  At
+        p = 1 the first start is not random but the line through the plain fit's restarts in two dimensions
+        (:func:`lifted_start`): where the queries are few every random start can end in a wrong order.  When the
         tuning chooses another loss (t-STE), the final fit restarts that loss from the best start and the same
-        random ones and keeps its lowest objective, the objective it minimises (measured in docs/results.md,
-        "Low dimensions": the worst case and the test error improve).
-        With several starts the final fit's stages also run from up to ``MAX_BASINS - 1`` other distinct minima of
-        the restarts, and the lowest final objective is kept where it is clearly lower (:func:`lowest_final`).
-        ``restart_objectives_`` are those of the first restarts (as many as ran), whose random starts are on an
-        equal footing (the chosen loss's first start is SOE's converged best), and a warning says when fewer than
-        two of them reach the best objective (within 1% of it plus ``SAME_OBJECTIVE``) while two or more
-        converged to worse ones (:func:`restart_agreement`).
+        random ones and keeps its lowest objective, the objective it minimises (measured in docs/results.md, "Low
+        dimensions": the worst case and the test error improve).  With several starts the final fit's stages also
+        run from up to ``MAX_BASINS - 1`` other distinct minima of the restarts, and the lowest final objective is
+        kept where it is clearly lower (:func:`lowest_final`). ``restart_objectives_`` are those of the first
+        restarts on every comparison (as many as ran), whose random starts are on an equal footing (the chosen
+        loss's first start is SOE's converged best), and a warning says when fewer than two of them reach the best
+        objective (within 1% of it plus ``SAME_OBJECTIVE``) while two or more converged to worse ones
+        (:func:`restart_agreement`).
     validation_fraction : float in (0, 1)
         Share of the queries held out (whole queries) to choose the ``"auto"`` parameters.
     annotators : "auto" or None
