@@ -57,10 +57,10 @@ state`` (:func:`fit_robust`); a new stage is one more entry.
 
 The self-tuning default (``loss``, ``weighting``, ``refine`` = ``"auto"``): 20% of the
 *queries* (both directions, every vote; :func:`roembed.model_selection.holdout_mask`) are
-held out; candidates are fitted on the rest (at p <= 2 from restarts of their own on it) and scored by the
-share of held-out votes they satisfy, greedily and cheapest first: the weightings ``consensus`` and ``vote`` with SOE; t-STE
-(dof ``min(max(p - 1, 1), 3)``, ridge 1e-9) with the better weighting and with ``vote``; then the refinement stage
-continued from the best ``consensus`` fit (rescaled to the sigmoid's best scale,
+held out; candidates are fitted on the rest (at p <= 2 from restarts of their own on it) and scored by
+the share of held-out votes they satisfy, greedily and cheapest first: the weightings ``consensus`` and
+``vote`` with SOE; t-STE (dof ``min(max(p - 1, 1), 3)``, ridge 1e-9) with the better weighting and with
+``vote``; then the refinement stage continued from the best ``consensus`` fit (rescaled to the sigmoid's best scale,
 :func:`refinement_scale`) with (slope, ridge) = (2, 1e-4) and (1.5, 1e-5)
 (both ridges times ``100 / n`` on ``n > 100`` objects, as ``alpha``).  Where the comparisons cannot pin
 the map down (fewer distinct queries than its free coordinates; ``fit`` warns) nothing is tuned: the fit is
@@ -1155,12 +1155,12 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         near their map (SOE, the restarts' own loss) scored that memory.  Where the queries are scarce the
         hold-out then picked SOE over t-STE: 60 objects, 300 single answers, 20% flipped, p = 2 (exploration
         seeds 5001-5012), t-STE chosen in 2 of 12 fits with the leak and 10 of 12 without, test error 0.4431 ->
-        0.4237; seven cells of single answers at p = 1 and 2 (2.5-10 queries per free coordinate, 84 fits)
+        0.4237; seven cells of single answers at p = 1 and 2 (2.5-5.1 queries per free coordinate, 84 fits)
         -0.0047 (standard error 0.0025); 30 objects with 1,000 triplets, 20% flipped (data seeds 4000-4039 and
-        6000-6039) -0.0012 (0.0006) with the same low-dimension passes (76 of 80 at p = 2, 80 of 80 at p = 1);
+        6000-6039) -0.0012 (0.0006) at p = 2 with the same passes (76 of 80), at p = 1 +0.0007 (0.0009), 40 of 40 both ways;
         music and the material set at p = 2 +0.0004 (0.0010, 24 fits).  The final fit keeps the restarts on
         every comparison: started from the training part's restarts it ended in worse minima at p = 1 (+0.0048,
-        standard error 0.0059; +0.017 to +0.023 in the three p = 1 cells).  Cost: the restarts again on four
+        standard error 0.0059; +0.007 to +0.023 in the three p = 1 cells).  Cost: the restarts again on four
         fifths of the data (n = 30, p = 1: 0.20 s -> 0.35 s a fit; the material set at p = 2: 1.0 s -> 1.3 s).
         Large graphs keep ``X0``: there the candidates are screens the final fit continues (:func:`continue_fit`),
         and one set of restarts costs most.
