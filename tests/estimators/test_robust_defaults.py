@@ -599,8 +599,8 @@ def test_the_ridge_check_folds_start_from_the_estimators_own_start_not_the_resta
                           model="vote", random_state=5003)
     real_restarts, restarts_run = RobustOrdinalEmbedding._restarts, []
 
-    def restarts(self, graph, X0, fit_on=None):
-        state, loss = real_restarts(self, graph, X0, fit_on)
+    def restarts(self, graph, X0, problem=None):
+        state, loss = real_restarts(self, graph, X0, problem)
         restarts_run.append((X0.copy(), state.X.copy()))
         return state, loss
 
@@ -700,9 +700,9 @@ def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypa
 
     real_restarts, best_soe = RobustOrdinalEmbedding._restarts, []
 
-    def restarts(self, graph, X0, fit_on=None):
-        state, loss = real_restarts(self, graph, X0, fit_on)
-        if fit_on is None:  # the restarts on every comparison (the tuning runs its own on its training part)
+    def restarts(self, graph, X0, problem=None):
+        state, loss = real_restarts(self, graph, X0, problem)
+        if problem is None:  # the restarts on every comparison (the tuning runs its own on its training part)
             best_soe.append(state.X.copy())
         return state, loss
 
@@ -741,9 +741,9 @@ def test_the_tuning_starts_from_restarts_that_never_saw_its_held_out_queries(mon
         monkeypatch.setattr(robust, "CONTINUE_EDGES", 100)
     real_restarts, restarts_run = RobustOrdinalEmbedding._restarts, []
 
-    def restarts(self, graph, X0, fit_on=None):
-        state, loss = real_restarts(self, graph, X0, fit_on)
-        restarts_run.append((graph, fit_on, X0.copy(), state.X.copy()))
+    def restarts(self, graph, X0, problem=None):
+        state, loss = real_restarts(self, graph, X0, problem)
+        restarts_run.append((graph, None if problem is None else problem.graph, X0.copy(), state.X.copy()))
         return state, loss
 
     real_fit_robust, fits = robust.fit_robust, []

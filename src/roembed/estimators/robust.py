@@ -1033,17 +1033,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         gain = round(float(np.mean(gains)), 12)  # folds that tie (+x and -x) keep the choice, whatever the last bit
         return (ridged if gain > 0 else chosen), gain
 
-    def _restarts(self, graph: ComparisonGraph, X0: np.ndarray, fit_on: ComparisonGraph | None = None):
+    def _restarts(self, graph: ComparisonGraph, X0: np.ndarray, problem: RobustProblem | None = None):
         """``(state, loss)``: the plain stage of the first candidate (e.g. SOE, ``net``) from ``n_init`` starts
         on every comparison, whose best embedding starts the final fit, and that candidate's loss (``(state of
-        X0, None)`` with one start).  ``fit_on``: the comparisons fitted instead (the tuning's training part,
-        :meth:`_choose`); the candidates and ``n_init`` are still those of ``graph``."""
+        X0, None)`` with one start).  ``problem``: that candidate's problem on other comparisons, fitted instead
+        (the tuning's training part, :meth:`_choose`); ``n_init`` is still that of ``graph``."""
         n_init = self._n_init(graph)
         if n_init == 1:
             return FitState(X=X0), None
         losses, weightings, _, alpha = self._candidate_lists(graph)
         loss = _loss_of(losses[0], self.n_components)
-        problem = RobustProblem.build(graph if fit_on is None else fit_on, loss, weightings[0], self.two_sided)
+        if problem is None:
+            problem = RobustProblem.build(graph, loss, weightings[0], self.two_sided)
         settings = dataclasses.replace(self._settings(graph, loss, None, alpha, None), n_init=n_init, plain_start=True)
         start = FitState(X=X0)
         if self.n_components == 1 and not isinstance(self.init, np.ndarray):  # a start the user gave is kept
@@ -1151,19 +1152,18 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         part alone; on graphs of ``CONTINUE_EDGES`` edges or more, from ``X0``, the best of the restarts on every
         comparison (which start the final fit).
         Why the training part's own restarts (forty-eighth session; at p = 1 and 2, where ``n_init="auto"``
-        restarts): restarts on every comparison have fitted the held-out queries, and a candidate that stays
-        near their map (SOE, the restarts' own loss) scored that memory.  Where the queries are scarce the
-        hold-out then picked SOE over t-STE: 60 objects, 300 single answers, 20% flipped, p = 2 (exploration
-        seeds 5001-5012), t-STE chosen in 2 of 12 fits with the leak and 10 of 12 without, test error 0.4431 ->
-        0.4237; seven cells of single answers at p = 1 and 2 (2.5-5.1 queries per free coordinate, 84 fits)
-        -0.0047 (standard error 0.0025); 30 objects with 1,000 triplets, 20% flipped (data seeds 4000-4039 and
-        6000-6039) -0.0012 (0.0006) at p = 2 with the same passes (76 of 80), at p = 1 +0.0007 (0.0009), 40 of 40 both ways;
-        music and the material set at p = 2 +0.0004 (0.0010, 24 fits).  The final fit keeps the restarts on
-        every comparison: started from the training part's restarts it ended in worse minima at p = 1 (+0.0048,
-        standard error 0.0059; +0.007 to +0.023 in the three p = 1 cells).  Cost: the restarts again on four
-        fifths of the data (n = 30, p = 1: 0.20 s -> 0.35 s a fit; the material set at p = 2: 1.0 s -> 1.3 s).
-        Large graphs keep ``X0``: there the candidates are screens the final fit continues (:func:`continue_fit`),
-        and one set of restarts costs most.
+        restarts): restarts on every comparison have fitted the held-out queries, and a candidate that stays near
+        their map (SOE, the restarts' own loss) scored that memory.  Where the queries are scarce the hold-out then
+        picked SOE over t-STE: 60 objects, 300 single answers, 20% flipped, p = 2 (exploration seeds 5001-5012),
+        t-STE chosen in 2 of 12 fits with the leak and 10 of 12 without, test error 0.4431 -> 0.4237; seven cells of
+        single answers at p = 1 and 2 (2.5-5.1 queries per free coordinate, 84 fits) -0.0047 (standard error
+        0.0025); 30 objects with 1,000 triplets, 20% flipped (data seeds 4000-4039 and 6000-6039) -0.0012 (0.0006)
+        at p = 2 with the same passes (76 of 80), at p = 1 +0.0007 (0.0009), 40 of 40 both ways; music and the
+        material set at p = 2 +0.0004 (0.0010, 24 fits).  The final fit keeps the restarts on every comparison:
+        started from the training part's restarts it ended in worse minima at p = 1 (+0.0048, standard error 0.0059;
+        +0.007 to +0.023 in the three p = 1 cells).  Cost: the restarts again on four fifths of the data (n = 30, p
+        = 1: 0.20 s -> 0.35 s a fit; the material set at p = 2: 1.0 s -> 1.3 s). Large graphs keep ``X0``: there the
+        candidates are screens the final fit continues (:func:`continue_fit`), and one set of restarts costs most.
         Why ``vote`` too: t-STE is a likelihood, whose natural data are the responses themselves, and the first
         loss's best weighting is a noisy pick.  On THINGS (exploration draws 101-103, 48 fits) SOE with
         ``majority`` or ``net`` twice won the hold-out by chance, t-STE was then tried with that weighting only,
@@ -1200,8 +1200,11 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             return chosen, [], None
         inner, held_edges = split_edges(graph, held_out)
         del held_out
+        problems = {}  # one problem per weighting, its loss swapped: the candidates share its loss weights
         if len(graph) < CONTINUE_EDGES:  # the candidates' start has not seen the held-out queries (see above)
-            X0 = self._restarts(graph, start, fit_on=inner)[0].X
+            first = problems[weightings[0]] = RobustProblem.build(inner, _loss_of(losses[0], p), weightings[0],
+                                                                  self.two_sided)
+            X0 = self._restarts(graph, start, first)[0].X
         graph.forget("edge_query")  # read by the split only; 4 bytes an edge (computed again if asked)
 
         def held_out_score(X):  # agreement, read through the full graph's edges (no copy of the responses)
@@ -1213,8 +1216,6 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             if kept[0] is None or result["score"] > max(r["score"] for r in results):  # the first of equals
                 kept[0] = state
             results.append(result)
-
-        problems = {}  # one problem per weighting, its loss swapped: the candidates share its loss weights
 
         def run(loss_name, weighting):
             loss = _loss_of(loss_name, p)
