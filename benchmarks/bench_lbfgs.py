@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 
 def problems():
     from roembed.data import Comparisons
-    from roembed.estimators.robust import RobustProblem
+    from roembed.estimators.robust_fit import RobustProblem
     from roembed.experiments.synthetic import SyntheticProtocol
 
     split = SyntheticProtocol(n_test=1000).draw("vote", 0.0, 5101)

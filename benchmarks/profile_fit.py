@@ -134,7 +134,8 @@ def evaluation(comparisons, repeats: int) -> list[dict]:
     and without prefetching rows (``ahead`` = ``PREFETCH_AHEAD`` and 0, interleaved), the whole pass as the
     fit runs it (:func:`roembed._kernels.prefetch_ahead`)."""
     from roembed._kernels import PREFETCH_AHEAD, edge_distance_adjoint, edge_sq_distances, prefetch_ahead
-    from roembed.estimators.robust import RobustProblem, _loss_of
+    from roembed.estimators.robust import _loss_of
+    from roembed.estimators.robust_fit import RobustProblem
     from roembed.objective import CHUNK
 
     graph = comparisons.aggregate()

@@ -94,7 +94,7 @@ def test_regions_are_hotelling_t2_of_the_sample_covariance(boot):
 
 
 def test_resampled_queries_count_as_copies_under_every_weighting():
-    from roembed.estimators.robust import edge_weights
+    from roembed.estimators.robust_fit import edge_weights
 
     # query q0 = (0; 1, 2): 3 votes for 1 and 1 against; q1 = (0; 1, 3): 2 votes for 3; q2 = (1; 0, 2): 1 vote
     c = Comparisons([[0, 1, 2]] * 3 + [[0, 2, 1], [0, 3, 1], [0, 3, 1], [1, 0, 2]], annotator=list("abcdabc"))

@@ -6,7 +6,8 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
 from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
-from roembed.estimators.robust import RobustProblem, auto_cap, edge_weights, follow_weighted
+from roembed.estimators.robust import follow_weighted
+from roembed.estimators.robust_fit import RobustProblem, auto_cap, edge_weights
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
 from roembed.metrics import outlier_precision_recall, weighted_median
@@ -176,7 +177,7 @@ def test_majority_counts_what_the_annotator_stage_left_of_a_query():
 
 
 def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
-    from roembed.estimators.robust import RobustProblem, reverse_weights
+    from roembed.estimators.robust_fit import RobustProblem, reverse_weights
 
     graph, weighted, a, b, c = _two_followers_and_a_spammer([1.0, 0.8, 0.0])
     # a response of an annotator following with probability q: q for its answer, (1 - q) / 2 each way

@@ -7,9 +7,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from roembed import Comparisons, RobustOrdinalEmbedding
-from roembed.estimators import robust
-from roembed.estimators.robust import (STAGES, RobustProblem, RobustSettings, fit_robust, refine_candidate,
-                                      restart_agreement, stage_refine, stage_refine_ensemble)
+from roembed.estimators import robust, robust_fit
+from roembed.estimators.robust import refine_candidate
+from roembed.estimators.robust_fit import (STAGES, RobustProblem, RobustSettings, fit_robust, restart_agreement,
+                                          stage_refine, stage_refine_ensemble)
 from roembed.experiments.synthetic import make_synthetic
 from roembed.metrics import agreement, procrustes, procrustes_align
 
@@ -141,14 +142,14 @@ def test_the_refinement_starts_at_the_sigmoid_s_best_scale(refine_setup):
     assert refined.result.converged
     objective = problem.refined(settings.refine)
     # at the refinement's own minimum the best scale is 1, and 1/20 of a start 20 times too large
-    assert robust.refinement_scale(objective, problem.distances, refined.X, settings.refine_alpha) == \
+    assert robust_fit.refinement_scale(objective, problem.distances, refined.X, settings.refine_alpha) == \
         pytest.approx(1.0, abs=0.02)
-    assert robust.refinement_scale(objective, problem.distances, 20 * refined.X, settings.refine_alpha) == \
+    assert robust_fit.refinement_scale(objective, problem.distances, 20 * refined.X, settings.refine_alpha) == \
         pytest.approx(1 / 20, rel=0.02)
     # whatever the start, the chosen scale lowers (never raises) the objective the refinement minimises
     for factor in (0.05, 1.0, 30.0):
         X = factor * state.X
-        s = robust.refinement_scale(objective, problem.distances, X, settings.refine_alpha)
+        s = robust_fit.refinement_scale(objective, problem.distances, X, settings.refine_alpha)
         assert _refinement_value(problem, settings, s * X) <= _refinement_value(problem, settings, X) + 1e-12
 
 
@@ -335,27 +336,27 @@ def test_restarts_take_a_random_state_instance_as_scikit_learn_estimators_do(p):
     a = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
     b = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
     assert len(a.restart_objectives_) > 1 and np.array_equal(a.embedding_, b.embedding_)
-    assert robust._seed_base(7) == 7 and robust._seed_base(None) is None
-    assert robust._seed_base(np.random.RandomState(0)) == np.random.RandomState(0).randint(2**31)
+    assert robust_fit._seed_base(7) == 7 and robust_fit._seed_base(None) is None
+    assert robust_fit._seed_base(np.random.RandomState(0)) == np.random.RandomState(0).randint(2**31)
 
 
 def test_restarts_are_screened_then_the_lowest_goes_on(monkeypatch):
     from roembed.estimators import robust
-    from roembed.estimators.robust import FitState, RobustProblem, RobustSettings, stage_plain
+    from roembed.estimators.robust_fit import FitState, RobustProblem, RobustSettings, stage_plain
 
     data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=3002)
     problem = RobustProblem.build(data.train.aggregate(), "soe", "net")
     calls = []
-    real = robust.solve
+    real = robust_fit.solve
 
     def recording(objective, distances, X0, **kw):
         result = real(objective, distances, X0, **kw)
         calls.append((kw["max_iter"], X0.copy(), result))
         return result
 
-    monkeypatch.setattr(robust, "solve", recording)
-    monkeypatch.setattr(robust, "RESTART_SCREEN", 5)  # too few to converge: the best start goes on
+    monkeypatch.setattr(robust_fit, "solve", recording)
+    monkeypatch.setattr(robust_fit, "RESTART_SCREEN", 5)  # too few to converge: the best start goes on
     settings = RobustSettings(alpha=3e-6, n_init=4, random_state=0, solve=dict(max_iter=5000, tol=1e-12))
     X0 = 0.1 * np.random.default_rng(0).standard_normal((30, 2))
     state = stage_plain(problem, settings, FitState(X=X0))
@@ -383,26 +384,26 @@ def test_restarts_settled_counts_converged_starts_near_the_lowest(values, conver
     from types import SimpleNamespace
 
     results = [SimpleNamespace(objective=v, converged=c) for v, c in zip(values, converged)]
-    assert robust.restarts_settled(results, agree) is expected
+    assert robust_fit.restarts_settled(results, agree) is expected
 
 
 def test_restarts_stop_at_the_first_start_where_enough_agree(monkeypatch):
     """The whole rule on a real problem: no earlier start had enough agreeing ones, and the one where it
     stopped did; without ``restart_agree`` every start runs, and the stop only cuts that sequence short."""
-    from roembed.estimators.robust import FitState, stage_plain
+    from roembed.estimators.robust_fit import FitState, stage_plain
 
     data = make_synthetic(n_objects=30, dim=1, n_train=600, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=4)  # starts converge to folds of the line: not all agree
     problem = RobustProblem.build(data.train.aggregate(), "soe", "net")
-    screened, real = [], robust.solve
+    screened, real = [], robust_fit.solve
 
     def recording(objective, distances, X0, **kw):
         result = real(objective, distances, X0, **kw)
-        if kw["max_iter"] == robust.RESTART_SCREEN:
+        if kw["max_iter"] == robust_fit.RESTART_SCREEN:
             screened.append(result)
         return result
 
-    monkeypatch.setattr(robust, "solve", recording)
+    monkeypatch.setattr(robust_fit, "solve", recording)
     X0 = 0.1 * np.random.default_rng(0).standard_normal((30, 1))
     settings = RobustSettings(alpha=3e-6, n_init=20, random_state=0, solve=dict(max_iter=1000, tol=1e-6))
     every = stage_plain(problem, settings, FitState(X=X0))
@@ -412,8 +413,8 @@ def test_restarts_stop_at_the_first_start_where_enough_agree(monkeypatch):
     k = len(stopped.restart_objectives)
     assert 3 <= k < 20 and len(every.restart_objectives) == 20
     np.testing.assert_array_equal(stopped.restart_objectives, every.restart_objectives[:k])
-    assert robust.restarts_settled(all_starts[:k], 3)
-    assert not any(robust.restarts_settled(all_starts[:j], 3) for j in range(1, k))
+    assert robust_fit.restarts_settled(all_starts[:k], 3)
+    assert not any(robust_fit.restarts_settled(all_starts[:j], 3) for j in range(1, k))
 
 
 def test_distinct_basins_are_the_lowest_starts_far_from_the_best_and_from_each_other():
@@ -425,14 +426,14 @@ def test_distinct_basins_are_the_lowest_starts_far_from_the_best_and_from_each_o
     best = Result(objective=1.0, solution=A)
     results = [Result(objective=1.3, solution=C), best, Result(objective=1.1, solution=3.0 * A @ turn + 5.0),  # A moved
                Result(objective=1.2, solution=B), Result(objective=1.25, solution=B + 1e-4)]  # as B
-    kept = robust.distinct_basins(results, best, limit=3)
+    kept = robust_fit.distinct_basins(results, best, limit=3)
     assert len(kept) == 2 and kept[0] is B and kept[1] is C  # lowest first; A's and B's copies left out
-    assert [X is B for X in robust.distinct_basins(results, best, limit=2)] == [True]
-    assert robust.distinct_basins([best], best) == ()
+    assert [X is B for X in robust_fit.distinct_basins(results, best, limit=2)] == [True]
+    assert robust_fit.distinct_basins([best], best) == ()
 
 
 def test_the_final_fit_keeps_the_lowest_final_objective_of_its_starts(monkeypatch):
-    from roembed.estimators.robust import FitState, stage_plain
+    from roembed.estimators.robust_fit import FitState, stage_plain
 
     data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=4037)
@@ -441,7 +442,7 @@ def test_the_final_fit_keeps_the_lowest_final_objective_of_its_starts(monkeypatc
                               random_state=4037, solve=dict(max_iter=5000, tol=1e-9))
     restarted = stage_plain(problem, settings, FitState(X=0.1 * np.random.default_rng(1).standard_normal((30, 2))))
     basins = restarted.basins
-    assert len(basins) == robust.MAX_BASINS - 1
+    assert len(basins) == robust_fit.MAX_BASINS - 1
     single = dataclasses.replace(settings, n_init=1, restart_agree=None)
     state = fit_robust(problem, single, restarted.X, STAGES[:-1])
     others = [fit_robust(problem, single, X, STAGES[:-1]) for X in basins]
@@ -451,7 +452,7 @@ def test_the_final_fit_keeps_the_lowest_final_objective_of_its_starts(monkeypatc
     state = dataclasses.replace(state, restart_objectives=np.array([1.0, 2.0]))
     rank = 1 + min(range(len(others)), key=lambda k: others[k].result.objective)
     for margin, expected, expected_rank in ((0.0, lowest, rank), (gap / 2, lowest, rank), (gap * 2, state, 0)):
-        monkeypatch.setattr(robust, "BASIN_MARGIN", margin)
+        monkeypatch.setattr(robust_fit, "BASIN_MARGIN", margin)
         kept, kept_rank = robust.lowest_final(problem, settings, state, basins)
         assert kept_rank == expected_rank
         np.testing.assert_array_equal(kept.X, expected.X)
@@ -645,7 +646,7 @@ def test_at_p1_the_restarts_start_from_the_line_of_a_two_dimensional_fit(monkeyp
     assert rho > 0.85
     again = RobustOrdinalEmbedding(1, random_state=5005).fit(data.train)
     np.testing.assert_array_equal(lifted.embedding_, again.embedding_)  # seeded
-    monkeypatch.setattr(robust, "lifted_start", lambda problem, settings, X0: robust.FitState(X=X0))
+    monkeypatch.setattr(robust, "lifted_start", lambda problem, settings, X0: robust_fit.FitState(X=X0))
     unlifted = RobustOrdinalEmbedding(1, random_state=5005).fit(data.train)
     assert abs(spearmanr(unlifted.embedding_[:, 0], data.X_true[:, 0])[0]) < rho - 0.2
     # a start the user gives is kept, and p = 2 starts in the plane already
@@ -690,11 +691,11 @@ def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypa
         chosen, results, candidate = real_choose(self, graph, X0, start)
         return dict(chosen, loss=chosen_loss, refine=None, refine_alpha=None), results, candidate
 
-    screened, real_solve = [], robust.solve
+    screened, real_solve = [], robust_fit.solve
 
     def recording(objective, distances, X0, **kw):
         result = real_solve(objective, distances, X0, **kw)
-        if kw["max_iter"] == robust.RESTART_SCREEN:
+        if kw["max_iter"] == robust_fit.RESTART_SCREEN:
             screened.append((objective.loss.name, X0.copy(), result))
         return result
 
@@ -708,7 +709,7 @@ def test_a_chosen_loss_other_than_the_restarts_gets_restarts_of_its_own(monkeypa
 
     monkeypatch.setattr(RobustOrdinalEmbedding, "_choose", choose)
     monkeypatch.setattr(RobustOrdinalEmbedding, "_restarts", restarts)
-    monkeypatch.setattr(robust, "solve", recording)
+    monkeypatch.setattr(robust_fit, "solve", recording)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = RobustOrdinalEmbedding(2, n_init=10, random_state=0).fit(data.train)  # explicit: every start runs
@@ -851,10 +852,10 @@ def test_the_outlier_share_is_the_weight_of_the_shifted_edges(refine_setup, monk
     gamma = state.objective.embedding_shifts(state.X, problem.distances)
     expected = problem.loss_weight[gamma > 0].sum() / problem.loss_weight.sum()
     assert 0.01 < expected < 0.5  # the majority flips are contamination the robust stage sees
-    assert robust.outlier_share(state.objective, problem.distances, state.X) == pytest.approx(expected, rel=1e-12)
-    monkeypatch.setattr(robust, "AUTO_CAP_EDGES", len(problem.graph) // 7)  # every 7th or 8th edge
-    step = -(-len(problem.graph) // robust.AUTO_CAP_EDGES)
-    sampled = robust.outlier_share(state.objective, problem.distances, state.X)
+    assert robust_fit.outlier_share(state.objective, problem.distances, state.X) == pytest.approx(expected, rel=1e-12)
+    monkeypatch.setattr(robust_fit, "AUTO_CAP_EDGES", len(problem.graph) // 7)  # every 7th or 8th edge
+    step = -(-len(problem.graph) // robust_fit.AUTO_CAP_EDGES)
+    sampled = robust_fit.outlier_share(state.objective, problem.distances, state.X)
     every_kth = problem.loss_weight[::step]
     assert step > 1 and sampled == pytest.approx(every_kth[gamma[::step] > 0].sum() / every_kth.sum(), rel=1e-12)
 
