@@ -524,37 +524,26 @@ def fit_crowd(graph: ComparisonGraph, loss: Logistic, X0, *, alpha: float = 0.0,
        other annotators contradict (:func:`crowd_reliability` ``rho < 0``) start as inverting, and the others
        with ``rho > 0`` as following (start 1, its map bent toward the fakes, has typed some honest workers
        random; left so, a crowd of 20 honest odd-one-out workers and 13 coordinated fakes ended with nobody
-       following and every honest worker suspect; on THINGS with 25% inverters, exploration draws 104-112, 18
-       fits, real participants flagged fell from 13.9 to 8.6 a fit with every fake still found, accuracy
-       -0.0003, standard error 0.0012; with 10% spammers or lazy workers added, 15 -> 11, accuracy +0.001 to
-       +0.002, the added fakes found as before).  This start
-       matters when fakes are coordinated and numerous enough that the plain fit bends toward them (on
-       THINGS with 25% inverting fakes, start 1 ends in a local minimum of ``J`` where the fakes
-       "follow"; they give 29% of the answers).  It is skipped when there is no such annotator, or when
+       following and every honest worker suspect).  This start matters when fakes are coordinated and numerous
+       enough that the plain fit bends toward them (on THINGS with 25% inverting fakes, start 1 ends in a local
+       minimum of ``J`` where the fakes "follow").  It is skipped when there is no such annotator, or when
        they give less than ``SWITCH_MIN_SHARE`` (5%) of the response weight: so few answers cannot bend
        the plain fit toward them, and the ``rho`` of annotators who share few queries with the others is
-       noise around 0.  In the random-triplet crowds of ``benchmarks/bench_annotators_scale.py``
-       (2*10^5 answers, 4,000 annotators) 4-8 annotators had ``rho < 0``, with 0.1-0.2% of the answers, and
-       the second EM took as long as the first to end within 4e-5 of its ``J``.  On THINGS (exploration
-       draws 101-103, every cell of the benchmark) only the 25% inverter cells switched anyone.
-       (Starting from ``rho`` itself was tried: there ``J`` preferred an embedding bent to fit a third
-       of the random fakes.)
+       noise around 0.  (Starting from ``rho`` itself was tried: there ``J`` preferred an embedding bent to fit
+       a third of the random fakes.)
 
     Then start 1 continues (the same rounds as one uninterrupted EM) unless it is :func:`hopeless` against
     start 2's final ``J`` or, without known answers, follows those the crowd contradicts where start 2 does
     not (:func:`crowd_oriented`: with coordinated fakes giving 40% of the answers, ``J`` preferred following
     them), and gives up once it is hopeless.  Without a second start the result is the single EM's
-    to the bit.  Deciding after two rounds instead of at start 1's end, and giving start 1 up: on THINGS
-    with 25% inverting fakes (exploration draws 104-112, 18 fits) the default fit took 508 instead of 603
-    L-BFGS iterations (medians) and 14% less time, switching the same 133 fakes, with test accuracy
-    +0.0007 (standard error 0.0009); start 1 had ended at ``J`` 0.58 and start 2 at 0.40
-    (docs/annotators.md, "Deciding on the second start after two rounds").
+    to the bit.  Measured (docs/annotators.md, "A coordinated minority taken for the crowd", "Deciding on the
+    second start after two rounds"): fewer real participants flagged with every fake still found, and the
+    decision after two rounds saves about a seventh of the fit's time on THINGS with 25% inverting fakes.
 
     ``rho`` is computed only where the second start could run: an annotator who shares no query with another
     has ``rho = 0`` (:func:`query_sharers`), so when the following annotators who share one give less than
     ``SWITCH_MIN_SHARE`` of the weight, the switched ones would too.  Where queries are rarely answered twice
-    (the random-triplet crowds above) that skips a power iteration that took 3.0 s of a 37 s fit at 2*10^6
-    answers; the result is the same.
+    (random-triplet crowds) that skips a power iteration; the result is the same.
     """
     result = plain_likelihood_fit(graph, loss, X0, alpha=alpha, max_iter=max_iter, tol=tol)
     first = fit_annotator_types(graph, result.solution, loss, alpha=alpha, gold=gold,
