@@ -1,54 +1,19 @@
 """RobustOrdinalEmbedding(+CV): objective, closed-form outlier shifts, recovery of planted outliers, errors."""
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
-from roembed import Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
-from roembed.estimators.robust import follow_weighted
-from roembed.estimators.robust_fit import RobustProblem, auto_cap, edge_weights
+from roembed import RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
+from roembed.estimators.robust_fit import RobustProblem
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
 from roembed.metrics import outlier_precision_recall, weighted_median
 from roembed.objective import PairDistances
 
-LOSSES = ["soe", "ste", "tste", "ckl", "gnmds", "roe"]
-
-
-@pytest.fixture(scope="module")
-def planted():
-    """30 points in 2-d, 10% of the queries answered unanimously the wrong way."""
-    return make_synthetic(n_objects=30, dim=2, n_train=2000, n_validation=1000, n_test=3000, votes=(3, 5),
-                          rate=0.1, model="unanimous", random_state=11)
-
 
 def _edge_flipped(data, graph):
     return np.bincount(graph.response_edge, weights=data.flipped, minlength=len(graph)) / graph.n_responses > 0.5
-
-
-@pytest.mark.parametrize("loss", LOSSES)
-@pytest.mark.parametrize("weighting", ["vote", "paper"])
-def test_robust_objective_gradient_matches_finite_differences(planted, loss, weighting):
-    graph = planted.train[:400].aggregate()
-    problem = RobustProblem.build(graph, loss, weighting)
-    objective = problem.robust(0.3)
-    assert objective.cap is not None
-    distances = problem.distances
-    X = np.random.RandomState(0).randn(graph.n_objects, 2)
-
-    def f(X):
-        d = distances.from_embedding(X)
-        return objective.evaluate(d)[0]
-
-    d = distances.from_embedding(X)
-    _, g_pair, _ = objective.evaluate(d)
-    grad = distances.embedding_grad(g_pair, X)
-    rng, eps = np.random.RandomState(1), 1e-6
-    for _ in range(4):
-        V = rng.randn(*X.shape)
-        fd = (f(X + eps * V) - f(X - eps * V)) / (2 * eps)
-        assert fd == pytest.approx(np.sum(grad * V), rel=1e-4, abs=1e-8)
 
 
 @pytest.mark.parametrize("loss", ["soe", "ste", "tste", "ckl", "roe"])
@@ -98,15 +63,6 @@ def test_torch_and_numpy_reach_the_same_fit(planted, refine):
     np.testing.assert_array_equal(ref.outlier_mask_.sum() > 0, tor.outlier_mask_.sum() > 0)
 
 
-def test_auto_lam_rule_known_answer():
-    soe = get_loss("soe")
-    # median 0, MAD 1 -> knee at -2 * 1.4826; SOE slope there: 2 (1 - s)
-    assert auto_cap(soe, np.arange(-2.0, 3.0), np.ones(5)) == pytest.approx(2 * (1 + 2 * 1.4826))
-    # weight on the margin 2 moves the median there and the MAD to 0: the knee is capped at margin 0
-    assert auto_cap(soe, np.arange(-2.0, 3.0), np.array([1.0, 1, 1, 1, 10])) == pytest.approx(2.0)
-    assert auto_cap(get_loss("ste"), np.full(4, 5.0), np.ones(4)) == pytest.approx(0.5)
-
-
 @pytest.mark.parametrize("loss, refine", [("soe", None), ("tste", None), ("tste", 2.0)])
 def test_auto_lam_flags_are_soe_margins_beyond_the_knee_at_the_final_map(planted, loss, refine):
     """With lam="auto" the flags read SOE's envelope at the final map, whatever the loss and stages:
@@ -126,18 +82,6 @@ def test_auto_lam_flags_are_soe_margins_beyond_the_knee_at_the_final_map(planted
     assert scores["precision"] > 0.9 and scores["recall"] > 0.4, scores
 
 
-def test_edge_weights_known_answer():
-    # (0,1,2) voted 3 times, reversed once; (1,0,2) voted twice
-    trip = np.array([[0, 1, 2]] * 3 + [[0, 2, 1]] + [[1, 0, 2]] * 2)
-    graph = Comparisons(trip, n_objects=3).aggregate()
-    order = {tuple(e): c for c, e in enumerate(graph.edges)}
-    a, b, c = order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
-    for weighting, expected in (("vote", (3, 1, 2)), ("paper", (9, 1, 4)), ("net", (2, 0, 2)), ("majority", (1, 0, 1)),
-                                ("consensus", (0.5, 0, 1))):  # (3 - 1) / (3 + 1) for the majority side
-        w = edge_weights(graph, weighting)
-        assert (w[a], w[b], w[c]) == expected, weighting
-
-
 def test_consensus_discounts_split_queries_by_their_split():
     # majority flips: a share of the queries get a random majority of their votes reversed, so a flipped query's
     # votes are split and an intact one's agree; the consensus weighting counts each query by how far its votes
@@ -151,50 +95,6 @@ def test_consensus_discounts_split_queries_by_their_split():
             errors[weighting].append(1 - est.fit(data.train).score(data.test))
     mean = {w: np.mean(e) for w, e in errors.items()}  # measured: 0.113, 0.117, 0.218
     assert mean["consensus"] < mean["net"] and mean["consensus"] < mean["majority"] - 0.05
-
-
-def _two_followers_and_a_spammer(follows):
-    """``(graph, follow-weighted graph, edges a, b, c)``: (0,1,2) with two votes of annotators "a" and "b"
-    against one of the spammer "s" (edges a and b), and (1,0,2) with one vote, of "s" (edge c)."""
-    trip = np.array([[0, 1, 2], [0, 1, 2], [0, 2, 1], [1, 0, 2]])
-    graph = Comparisons(trip, n_objects=3, annotator=["a", "b", "s", "s"]).aggregate()
-    posterior = pd.DataFrame({"follows": follows}, index=pd.Index(["a", "b", "s"], name="annotator"))
-    weighted = follow_weighted(graph, posterior)
-    order = {tuple(e): c for c, e in enumerate(weighted.edges)}
-    return graph, weighted, order[(0, 1, 0, 2)], order[(0, 2, 0, 1)], order[(1, 0, 1, 2)]
-
-
-def test_majority_counts_what_the_annotator_stage_left_of_a_query():
-    graph, weighted, a, b, c = _two_followers_and_a_spammer([1.0, 1.0, 0.0])
-    w = edge_weights(weighted, "majority")
-    assert (w[a], w[b], w[c]) == (1.0, 0.0, 0.0)  # the spammer's lone answer no longer counts once
-    assert tuple(edge_weights(graph, "majority")[[a, b, c]]) == (1.0, 0.0, 1.0)
-    # consensus: 2 votes against 1 agree by a third; with the spammer weighted to nothing the two agree wholly
-    assert tuple(edge_weights(graph, "consensus")[[a, b, c]]) == pytest.approx((1 / 3, 0.0, 1.0))
-    assert tuple(edge_weights(weighted, "consensus")[[a, b, c]]) == (1.0, 0.0, 0.0)
-    np.testing.assert_array_equal(edge_weights(weighted, "net"), edge_weights(graph.scaled(np.array([1, 1, 0, 0.0])),
-                                                                              "net"))
-
-
-def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
-    from roembed.estimators.robust_fit import RobustProblem, reverse_weights
-
-    graph, weighted, a, b, c = _two_followers_and_a_spammer([1.0, 0.8, 0.0])
-    # a response of an annotator following with probability q: q for its answer, (1 - q) / 2 each way
-    assert tuple(edge_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((1.9, 0.5, 0.5))
-    assert tuple(reverse_weights(weighted, "vote")[[a, b, c]]) == pytest.approx((0.1, 0.5, 0.5))
-    for weighting in ("net", "majority", "consensus", "paper"):  # read the difference of the two directions
-        assert reverse_weights(weighted, weighting) is None
-    assert reverse_weights(graph, "vote") is None  # no annotator stage: every vote as it is
-    assert reverse_weights(_two_followers_and_a_spammer([1.0, 1.0, 1.0])[1], "vote") is None  # all follow
-    np.testing.assert_array_equal(edge_weights(graph, "vote"), graph.votes)
-    problem = RobustProblem.build(weighted, "ckl", "vote")
-    assert problem.loss_weight.sum() + problem.reverse_weight.sum() == pytest.approx(1.0)  # every response's worth
-    assert problem.robust(0.3).reverse_weight is problem.reverse_weight
-    assert RobustProblem.build(weighted, "ckl", "net").reverse_weight is None
-    nobody = _two_followers_and_a_spammer([0.0, 0.0, 0.0])[1]  # nothing decided: halves alone are no data
-    with pytest.raises(ValueError, match="all comparison weights are zero"):
-        RobustProblem.build(nobody, "ckl", "vote")
 
 
 def test_cv_picks_the_best_validation_candidate(planted):
