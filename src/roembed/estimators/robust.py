@@ -74,6 +74,7 @@ def known_answers(comparisons, used: bool):
              DataWarning)
     return gold
 
+
 # -- the self-tuning default ------------------------------------------------------------------------------------
 AUTO_LOSSES = ("soe", "tste")  # tried in this order (t-STE with dof min(max(p - 1, 1), TSTE_MAX_DOF))
 TSTE_MAX_DOF = 3.0  # t-STE's degrees of freedom: p - 1 (cblearn's, van der Maaten's) up to this (see _loss_of)
