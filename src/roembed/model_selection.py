@@ -87,6 +87,7 @@ def _generator(random_state) -> np.random.Generator:
         return np.random.Generator(random_state._bit_generator)
     return np.random.default_rng(random_state)
 
+
 def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, groups="query") -> np.ndarray:
     """A boolean mask of the held-out responses: a seeded ``fraction`` of the groups (queries by default),
     held out whole.
