@@ -170,7 +170,7 @@ def test_parquet_in_batches(tmp_path, chunks):
 
 
 def test_skipping_counts_the_same_across_chunks(tmp_path, chunks):
-    rows = ["0,1,2,1", "0,1,1,1", "0,x,2,1", "", "1,2,0,-1", "2,0,1,2", "3,1,1,1", "3,1,2,nan", "1,3,0,1"] * 3
+    rows = ["0,1,2,1", "0,1,1,1", "0,x,2,1", ",,,", "1,2,0,-1", "2,0,1,2", "3,1,1,1", "3,1,2,nan", "1,3,0,1"] * 3
     path = tmp_path / "skip.csv"
     path.write_text("anchor,closer,farther,weight\n" + "\n".join(rows) + "\n")
     whole, whole_report, whole_warnings = _read(chunks, 10**6, path, on_invalid="skip")
@@ -225,3 +225,21 @@ def test_annotator_ids_that_read_as_numbers_in_one_chunk_and_text_in_another_are
                          ' {"anchor": 1, "closer": 2, "farther": 3, "annotator": "7"},'
                          ' {"anchor": 2, "closer": 3, "farther": 4, "annotator": 7.0}]')
     assert read_comparisons(json_path).annotator.tolist() == ["7", "7", "7"]
+
+
+def test_blank_lines_across_chunks_are_skipped_and_later_lines_keep_their_numbers(tmp_path, chunks):
+    rows = ["anchor,closer,farther"] + [f"{i % 12},{(i + 1) % 12},{(i + 5) % 12}" for i in range(30)]
+    text = "\n".join(r + ("\n" if k % 4 == 3 else "") for k, r in enumerate(rows)) + "\n\n"  # a blank every 4th
+    path = tmp_path / "blank.csv"
+    path.write_text(text)
+    whole, _, _ = _read(chunks, 10**6, path)
+    assert whole.triplets.tolist() == [[int(x) for x in r.split(",")] for r in rows[1:]]
+    for size in (1, 13, 40):
+        parts, _, _ = _read(chunks, size, path)
+        _same(parts, whole)
+    bad_line = text.split("\n").index(rows[25]) + 1  # its line in the file, blank lines counted
+    path.write_text(text.replace(rows[25] + "\n", "0,0,1\n"))
+    for size in (1, 13, 10**6):
+        chunks(size)
+        with pytest.raises(InvalidComparisonsError, match=f"blank.csv line {bad_line}: the first pair repeats"):
+            read_comparisons(path)

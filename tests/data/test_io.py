@@ -110,7 +110,8 @@ BAD_FILES = [
     ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,inf\n", {}, "line 3: weight is infinite"),
     ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,heavy\n", {}, "line 3: weight is not a number"),
     ("anchor,closer,farther,annotator\n0,1,2,a\n0,1,2,\n", {}, "line 3: annotator id is missing"),
-    ("anchor,closer,farther\n0,1,2\n\n1,0,2\n", {}, "line 3: object index is missing"),
+    ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: object index is missing"),  # a blank line is no row
+    ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: object index is missing"),  # nor is this one blank
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
     ("", {}, "no comparisons: the file is empty"),
     ("anchor,nearer,farther\n0,1,2\n", {}, "unknown columns ['anchor', 'nearer', 'farther']"),
@@ -170,6 +171,26 @@ def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path)
     assert list(c.extra["hitid"]) == ["h1", "h2"]
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_blank_lines_hold_no_comparison_and_other_lines_keep_their_numbers(tmp_path, newline):
+    rows = ["anchor,closer,farther,annotator", "0,1,2,a", "", "1,2,0,b", "   ", "2,0,1,c", "", ""]
+    blank = read_comparisons(_write(tmp_path, newline.join(rows), "blank.csv"))
+    plain = read_comparisons(_write(tmp_path, "\n".join(r for r in rows if r.strip()) + "\n", "plain.csv"))
+    assert blank.triplets.tolist() == plain.triplets.tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+    assert list(blank.annotator) == ["a", "b", "c"]
+    headerless = read_comparisons(_write(tmp_path, newline.join(["0,1,2", "", "1,2,0", ""]), "headerless.csv"))
+    assert headerless.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    bad = _write(tmp_path, newline.join(rows[:5] + ["2,x,1,c", "", "0,0,1,d", ""]), "bad.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"bad.csv line 6: object id is not an integer"):
+        read_comparisons(bad)
+    with pytest.warns(SkippedRowsWarning, match="skipped 2 invalid row"):  # the blank lines are not among them
+        c, report = read_comparisons(bad, on_invalid="skip", return_report=True)
+    assert [e.split(": ")[0] for e in report.examples] == [f"{bad} line {n}" for n in (6, 8)]
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    with pytest.raises(InvalidComparisonsError, match="no comparisons"):
+        read_comparisons(_write(tmp_path, newline.join(["anchor,closer,farther", "", " ", ""]), "none.csv"))
+
+
 def test_the_earliest_bad_line_is_reported(tmp_path):
     path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n0,1,2,-1\n")
     with pytest.raises(InvalidComparisonsError, match=r"line 3: both pairs are the same pair \(closer == farther\): \(0, 1, 1\)"):
@@ -177,7 +198,7 @@ def test_the_earliest_bad_line_is_reported(tmp_path):
 
 
 def test_skipping_reports_count_and_examples_never_silently(tmp_path):
-    path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n\n1,2,0,-1\n2,0,1,2\n")
+    path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n,,,\n1,2,0,-1\n2,0,1,2\n")
     with pytest.warns(SkippedRowsWarning, match="skipped 4 invalid row"):
         c, report = read_comparisons(path, on_invalid="skip", return_report=True)
     assert c.triplets.tolist() == [[0, 1, 2], [2, 0, 1]] and c.weight.tolist() == [1, 2]

@@ -251,12 +251,12 @@ def _text_frames(path: Path, columns, encoding: str):
         header = names if headerless else list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
         line, any_rows = (1 if headerless else 2), False
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
-            frame = _parsed(block, sep, header, path, line)
+            frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line), block, sep, line)
             if line == 1 and isinstance(columns, (list, tuple)):
                 _other_header_error(frame, path, first.strip(), columns)
             if not headerless and names is not None:
                 frame.columns = names
-            where = RowLocator(str(path), lines=np.arange(line, line + len(frame)))
+            where = RowLocator(str(path), lines=lines)
             if headerless:
                 _mixed_width_error(frame, where)
             line += block.count("\n")
@@ -264,6 +264,25 @@ def _text_frames(path: Path, columns, encoding: str):
             yield frame, where
         if not any_rows:  # a header alone: its columns still say what the file is
             yield pd.DataFrame(columns=names or header), RowLocator(str(path))
+
+
+def _without_blank_lines(frame: pd.DataFrame, block: str, sep: str, line: int):
+    """``frame`` (parsed from ``block``, whose first line is file line ``line``) and the file line of each
+    of its rows, without the rows of blank lines (no separator, nothing but spaces), which hold no
+    comparison.  A row of empty fields (``,,``) stays, to be reported as missing objects.  The block is parsed with its blank
+    lines kept, so that each row keeps its file line; only a block with rows of no value is split into
+    lines (where a quoted field spans lines, rows and lines do not match, and the block is kept as is)."""
+    lines = np.arange(line, line + len(frame))
+    empty = frame.isna().all(axis=1).to_numpy()
+    if not empty.any():
+        return frame, lines
+    text = block.split("\n")
+    if text[-1] == "":
+        text.pop()
+    if len(text) != len(frame):
+        return frame, lines
+    blank = empty & np.array([sep not in row and not row.strip() for row in text])
+    return frame[~blank].reset_index(drop=True), lines[~blank]
 
 
 def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns) -> None:
@@ -454,7 +473,9 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     ``path``: a file, or a list of files with the same columns, read as one (errors
     name the file and line of each row).  Text files may be compressed (``.gz``,
     ``.bz2``, ``.xz``, or a ``.zip`` holding one file) and are decoded with ``encoding``
-    (a byte it cannot read is an error naming the file and line).
+    (a byte it cannot read is an error naming the file and line).  Blank lines hold no comparison and
+    are skipped, as pandas does (a row of empty fields, ``,,``, is an error: a comparison with its objects
+    missing); every other line keeps its own number.
     ``format``: ``"auto"`` (by column names), ``"triplets"``, ``"quadruplets"``,
     ``"salmon"`` or ``"odd-one-out"``.  Object ids in the file may be integer indices
     or names (string ids); names become ``object_names``, in the order of ``names``
