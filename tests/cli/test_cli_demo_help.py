@@ -27,7 +27,8 @@ def test_demo_runs_and_finds_the_spammers(tmp_path):
 @pytest.mark.parametrize("p_value, annotators, gold, expected", [
     (0.0, "types", 0, "annotator types on (agreement differs between annotators, p < 1e-300)"),
     (3.2e-7, "types", 0, "annotator types on (agreement differs between annotators, p = 3.2e-07)"),
-    (0.41, None, 0, "annotator types off (no evidence that annotators differ, p = 0.41)"),
+    (0.41, None, 0, "annotator types off (too little evidence that annotators differ: p = 0.41, above 0.01)"),
+    (0.012, None, 0, "annotator types off (too little evidence that annotators differ: p = 0.012, above 0.01)"),
     (0.41, "types", 0, "annotator types on (some annotators are contradicted by the others on the queries they "
                        "share; agreement test p = 0.41)"),
     (0.41, "types", 12, "annotator types on (12 responses to known-answer questions anchor them with honest slips "

@@ -184,7 +184,8 @@ def describe_choice(estimator) -> str | None:
                                   if chosen.get("annotators") and p <= HETEROGENEITY_P else
                                   f"; annotator types on (some annotators are contradicted by the others on the "
                                   f"queries they share; agreement test {p_text})" if chosen.get("annotators") else
-                                  f"; annotator types off (no evidence that annotators differ, {p_text})")
+                                  f"; annotator types off (too little evidence that annotators differ: {p_text}, "
+                                  f"above {HETEROGENEITY_P:g})")
     ridge = "ridge" if chosen.get("refine") is None else "robust-stage ridge"
     return (f"chose loss {chosen['loss']}, weighting {chosen['weighting']}, refinement {refine}, "
             f"{ridge} {chosen['alpha']:.3g}, lam {chosen['lam']:.3g} ({how}){crowd}")
