@@ -269,9 +269,10 @@ def _text_frames(path: Path, columns, encoding: str):
 def _without_blank_lines(frame: pd.DataFrame, block: str, sep: str, line: int):
     """``frame`` (parsed from ``block``, whose first line is file line ``line``) and the file line of each
     of its rows, without the rows of blank lines (no separator, nothing but spaces), which hold no
-    comparison.  A row of empty fields (``,,``) stays, to be reported as missing objects.  The block is parsed with its blank
-    lines kept, so that each row keeps its file line; only a block with rows of no value is split into
-    lines (where a quoted field spans lines, rows and lines do not match, and the block is kept as is)."""
+    comparison.  A row of empty fields (``,,``) stays, to be reported as missing objects.  The block is
+    parsed with its blank lines kept, so that each row keeps its file line; only a block with rows of no
+    value is split into lines (where a quoted field spans lines, rows and lines do not match, and the
+    block is kept as is)."""
     lines = np.arange(line, line + len(frame))
     empty = frame.isna().all(axis=1).to_numpy()
     if not empty.any():
