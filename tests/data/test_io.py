@@ -2,10 +2,11 @@
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from roembed.data import (
-    Comparisons, InvalidComparisonsError, SkippedRowsWarning, read_comparisons, write_comparisons,
+    Comparisons, InvalidComparisonsError, SkippedRowsWarning, from_frame, read_comparisons, write_comparisons,
 )
 
 NAMES = ["ant", "bee", "cat", "dog", "emu"]
@@ -189,6 +190,26 @@ def test_blank_lines_hold_no_comparison_and_other_lines_keep_their_numbers(tmp_p
     assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
     with pytest.raises(InvalidComparisonsError, match="no comparisons"):
         read_comparisons(_write(tmp_path, newline.join(["anchor,closer,farther", "", " ", ""]), "none.csv"))
+
+
+def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
+    """Files that each begin with a header, joined into one: read as data, the second header would add objects
+    called "anchor", "closer" and "farther" to a file that names its objects."""
+    header = "anchor,closer,farther,annotator"
+    path = _write(tmp_path, f"{header}\nant,bee,cat,w1\nbee,cat,ant,w2\n{header}\ncat,ant,bee,w1\n", "joined.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"joined.csv line 4: the header line again \(were files "
+                                                      r"joined into one\? pass them as separate files"):
+        read_comparisons(path)
+    with pytest.warns(SkippedRowsWarning, match="skipped 1 invalid row"):
+        c, report = read_comparisons(path, on_invalid="skip", return_report=True)
+    assert c.object_names == ("ant", "bee", "cat") and len(c) == 3 and list(c.annotator) == ["w1", "w2", "w1"]
+    assert report.examples[0].startswith(f"{path} line 4: the header line again")
+    # objects that share a name with a column, in a row that is not the whole header, are objects
+    named = read_comparisons(_write(tmp_path, f"{header}\nanchor,closer,cat,w1\n", "named.csv"))
+    assert named.object_names == ("anchor", "cat", "closer") and named.triplets.tolist() == [[0, 2, 1]]
+    frame = pd.DataFrame({"anchor": ["ant", "anchor"], "closer": ["bee", "closer"], "farther": ["cat", "farther"]})
+    with pytest.raises(InvalidComparisonsError, match="row 1: the header line again"):
+        from_frame(frame)
 
 
 def test_the_earliest_bad_line_is_reported(tmp_path):

@@ -592,6 +592,22 @@ def _joined_codes(chunks: list, renumber: np.ndarray | None, triplets: bool) -> 
     return out
 
 
+def _header_rows(frame: pd.DataFrame) -> np.ndarray | None:
+    """Which rows of ``frame`` hold its column names, each field its own column's: a header inside the
+    data, as where files that each begin with a header were joined into one.  Read as data, a file naming
+    its objects would gain objects called "anchor", "closer" and "farther".  None where no row can: a
+    column of numbers (a header in it would have made it text) or a column not named by text."""
+    columns = list(frame.columns)
+    if not len(frame) or not all(isinstance(c, str) and frame[c].dtype.kind == "O" for c in columns):
+        return None
+    rows = np.ones(len(frame), dtype=bool)
+    for column in columns:
+        rows &= frame[column].to_numpy(dtype=object) == column
+        if not rows.any():
+            return None
+    return rows
+
+
 class ComparisonsBuilder:
     """Builds one :class:`Comparisons` from frames added one after another: the chunks of a
     file (:func:`roembed.data.read_comparisons`), several files, or one frame (:func:`from_frame`).
@@ -624,6 +640,7 @@ class ComparisonsBuilder:
 
     def add(self, frame: pd.DataFrame, where: RowLocator | None = None) -> None:
         """Checks the rows of ``frame`` (``where`` names them) and keeps the valid ones."""
+        header = _header_rows(frame)
         frame = _renamed(frame, self.columns)
         if self.layout is None:
             self.layout = _layout(list(frame.columns), self.format, self.source)
@@ -633,7 +650,7 @@ class ComparisonsBuilder:
                     f"(columns: {', '.join(map(str, frame.columns))})")
         self.n_rows += len(frame)
         if len(frame):
-            self._keep(frame, *self._checked(frame, where or RowLocator()))
+            self._keep(frame, *self._checked(frame, where or RowLocator(), header))
 
     def _index_bound(self) -> int | None:
         """The number of objects every index must stay below, when known before the end."""
@@ -641,12 +658,16 @@ class ComparisonsBuilder:
             return len(self.ids.given)
         return self.n_objects if self.ids.numeric else None
 
-    def _checked(self, frame: pd.DataFrame, where: RowLocator):
-        """``(frame, keep, codes, position, weight, tie)`` of one frame, its bad rows flagged and resolved."""
+    def _checked(self, frame: pd.DataFrame, where: RowLocator, header: np.ndarray | None = None):
+        """``(frame, keep, codes, position, weight, tie)`` of one frame, its bad rows flagged and resolved
+        (``header``: the rows that repeat the column names, see :func:`_header_rows`)."""
         lay = self.layout
         if lay.kind == "salmon" and self.ids.given is None:
             self.ids.see_salmon(frame)
         problems = _RowProblems(len(frame), where, self.on_invalid, frame[list(lay.object_cols)])
+        if header is not None:  # flagged first, so that its column names never become object names
+            problems.flag(header, "the header line again (were files joined into one? pass them as separate "
+                                  "files: they are read as one)")
         tie = None if lay.tie_col is None else _tie_flags(frame[lay.tie_col], problems)
         if tie is not None and lay.kind == "salmon":  # a tie needs no winner: take left
             frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))

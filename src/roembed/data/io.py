@@ -476,7 +476,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     ``.bz2``, ``.xz``, or a ``.zip`` holding one file) and are decoded with ``encoding``
     (a byte it cannot read is an error naming the file and line).  Blank lines hold no comparison and
     are skipped, as pandas does (a row of empty fields, ``,,``, is an error: a comparison with its objects
-    missing); every other line keeps its own number.
+    missing); every other line keeps its own number.  A row that repeats the header (files joined into
+    one) is an invalid row, never a comparison of objects named like the columns.
     ``format``: ``"auto"`` (by column names), ``"triplets"``, ``"quadruplets"``,
     ``"salmon"`` or ``"odd-one-out"``.  Object ids in the file may be integer indices
     or names (string ids); names become ``object_names``, in the order of ``names``
