@@ -212,6 +212,18 @@ def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
         from_frame(frame)
 
 
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_spaces_around_a_name_do_not_make_another_object(tmp_path, sep):
+    rows = ["anchor,closer,farther", "ant,bee,cat", "bee ,cat,ant", "cat,  ant ,bee", "ant,cat,bee"]
+    path = _write(tmp_path, "\n".join(r.replace(",", sep) for r in rows) + "\n", "spaces.csv")
+    c = read_comparisons(path)
+    assert c.object_names == ("ant", "bee", "cat")
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]]
+    assert read_comparisons(path, names=["cat", "bee", "ant"]).object_names == ("cat", "bee", "ant")
+    with pytest.raises(InvalidComparisonsError, match="row 1: object name is missing"):
+        from_frame(pd.DataFrame({"anchor": ["ant", "  "], "closer": ["bee", "cat"], "farther": ["cat", "ant"]}))
+
+
 def test_the_earliest_bad_line_is_reported(tmp_path):
     path = _write(tmp_path, "anchor,closer,farther,weight\n0,1,2,1\n0,1,1,1\n0,x,2,1\n0,1,2,-1\n")
     with pytest.raises(InvalidComparisonsError, match=r"line 3: both pairs are the same pair \(closer == farther\): \(0, 1, 1\)"):

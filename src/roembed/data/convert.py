@@ -324,15 +324,17 @@ def _id_text(value) -> str:
 
 
 def _name_strings(block: pd.DataFrame) -> np.ndarray:
-    """Object id columns as an object array of strings (None where missing)."""
+    """Object id columns as an object array of strings (None where missing), without the spaces around them:
+    a stray space after a name in one cell ("ant ") would otherwise make a second object (a names file is
+    read stripped too)."""
     out = []
     for col in block.columns:
         values = block[col]
         present = values.notna().to_numpy()
         if values.dtype.kind == "f" and np.all(values[present] == np.round(values[present])):
             values = values.astype("Int64")
-        text = values.astype(str).to_numpy(dtype=object)
-        text[~present] = None
+        text = values.astype(str).str.strip().to_numpy(dtype=object)
+        text[~present | (text == "")] = None
         out.append(text)
     return np.stack(out, axis=1)
 

@@ -480,7 +480,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     one) is an invalid row, never a comparison of objects named like the columns.
     ``format``: ``"auto"`` (by column names), ``"triplets"``, ``"quadruplets"``,
     ``"salmon"`` or ``"odd-one-out"``.  Object ids in the file may be integer indices
-    or names (string ids); names become ``object_names``, in the order of ``names``
+    or names (string ids, read without the spaces around them); names become ``object_names``, in the order of ``names``
     (a sequence or a file with one name per line) when given, else sorted.
     ``columns``: a dict renaming (``{"rater": "annotator"}``) or dropping (``{"x": None}``)
     columns, or a list naming the columns of a file without a header (a first line equal to the list
