@@ -214,10 +214,10 @@ def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
 
 @pytest.mark.parametrize("sep", [",", "\t"])
 def test_spaces_around_a_name_do_not_make_another_object(tmp_path, sep):
-    rows = ["anchor,closer,farther", "ant,bee,cat", "bee ,cat,ant", "cat,  ant ,bee", "ant,cat,bee"]
+    rows = ["anchor,closer,farther,worker", "ant,bee,cat,w1", "bee ,cat,ant,w2", "cat,  ant ,bee,w1 ", "ant,cat,bee,w2"]
     path = _write(tmp_path, "\n".join(r.replace(",", sep) for r in rows) + "\n", "spaces.csv")
     c = read_comparisons(path)
-    assert c.object_names == ("ant", "bee", "cat")
+    assert c.object_names == ("ant", "bee", "cat") and list(c.annotator) == ["w1", "w2", "w1", "w2"]
     assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 2, 1]]
     assert read_comparisons(path, names=["cat", "bee", "ant"]).object_names == ("cat", "bee", "ant")
     with pytest.raises(InvalidComparisonsError, match="row 1: object name is missing"):

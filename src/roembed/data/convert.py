@@ -569,8 +569,12 @@ def _ids_as_read(ids: np.ndarray) -> np.ndarray:
     """A file's annotator ids, all text where some came back as numbers and some as text: pandas types each block
     of a file on its own (and JSON has both), so ids such as 44 and w7 in one column can arrive as the number 44
     in one block and the text "44" in another; then every id becomes its text (a whole number its digits), so
-    the one worker stays one.  Ids of one kind are kept as they are."""
-    if ids.dtype != object or not pd.api.types.infer_dtype(ids, skipna=False).startswith("mixed"):
+    the one worker stays one.  Ids of one kind are kept as they are, text without the spaces around it (as
+    object names: "w1 " in one cell is still worker w1)."""
+    kind = "" if ids.dtype != object else pd.api.types.infer_dtype(ids, skipna=False)
+    if kind == "string":
+        return pd.Series(ids, dtype=object).str.strip().to_numpy(dtype=object)
+    if not kind.startswith("mixed"):
         return ids
     whole = lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and float(v).is_integer()  # noqa: E731
     return np.array([str(int(v)) if whole(v) else str(v) for v in ids.tolist()], dtype=object)
