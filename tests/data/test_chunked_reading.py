@@ -135,9 +135,11 @@ def test_a_row_wider_than_the_header_opening_a_chunk_is_an_error(tmp_path, chunk
             read_comparisons(path)
 
 
-def test_an_undecodable_byte_in_a_later_chunk_names_its_line(tmp_path, chunks):
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])  # "\r" alone: Excel for Mac's "CSV (Macintosh)"
+def test_an_undecodable_byte_in_a_later_chunk_names_its_line(tmp_path, chunks, newline):
     path = tmp_path / "latin.csv"
-    path.write_bytes(("anchor,closer,farther,annotator\n" + "0,1,2,ann\n" * 3000 + "1,2,0,José\n").encode("latin-1"))
+    text = "anchor,closer,farther,annotator\n" + "0,1,2,ann\n" * 3000 + "1,2,0,José\n"
+    path.write_bytes(text.replace("\n", newline).encode("latin-1"))
     chunks(100)
     with pytest.raises(InvalidComparisonsError, match=r"latin.csv line 3002: not utf-8 text \(byte b'\\xe9'\)"):
         read_comparisons(path)

@@ -172,7 +172,7 @@ def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path)
     assert list(c.extra["hitid"]) == ["h1", "h2"]
 
 
-@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])  # "\r" alone: Excel for Mac's "CSV (Macintosh)"
 def test_blank_lines_hold_no_comparison_and_other_lines_keep_their_numbers(tmp_path, newline):
     rows = ["anchor,closer,farther,annotator", "0,1,2,a", "", "1,2,0,b", "   ", "2,0,1,c", "", ""]
     blank = read_comparisons(_write(tmp_path, newline.join(rows), "blank.csv"))

@@ -88,8 +88,9 @@ def _text(path: Path, encoding: str):
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
             marked = _marked_encoding(raw) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
             encoding = marked or encoding
+            # newline=None: "\r\n" and a lone "\r" (Excel for Mac's "CSV (Macintosh)") read as "\n"
             yield io.TextIOWrapper(raw, encoding=marked or ("utf-8-sig" if codec == "utf-8" else encoding),
-                                   newline="\n"), name
+                                   newline=None), name
     except UnicodeDecodeError:
         raise _undecodable(path, encoding) from None
 
@@ -116,12 +117,12 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
                 decoder.decode(block, final=not block)
             except UnicodeDecodeError as exc:
                 data = pending + block
-                line = 1 + newlines - pending.count(b"\n") + data.count(b"\n", 0, exc.start)
+                line = 1 + newlines - _line_breaks(pending) + _line_breaks(data[:exc.start])
                 byte = data[exc.start:exc.start + 1]
                 break
             if not block:
                 return InvalidComparisonsError(f"{path}: not {encoding} text")
-            newlines += block.count(b"\n")
+            newlines += _line_breaks(block)
     if b"\x00" in data:  # no text encoding fixes a binary file
         advice = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
             path.suffix.lower(), "")
@@ -131,6 +132,11 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
     return InvalidComparisonsError(
         f"{path} line {line}: not {encoding} text (byte {byte!r}); "
         f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})")
+
+
+def _line_breaks(data: bytes) -> int:
+    """The line breaks in ``data``: ``\n``, ``\r\n`` or a lone ``\r``, as the text reader splits lines."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
 def sniff_separator(path: Path, first_line: str) -> str:
