@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from roembed import Comparisons
@@ -33,6 +34,7 @@ def test_fitted_attribute_contract(name, votes):
     for attr in FITTED:
         assert hasattr(est, attr), f"{name} lacks {attr}"
     assert est.embedding_.shape == (15, 2) and np.isfinite(est.embedding_).all()
+    assert est.transform() is est.transform(votes) is est.embedding_  # X is ignored, so it may be left out
     assert isinstance(est.n_iter_, (int, np.integer)) and est.n_iter_ >= 1
     assert isinstance(est.objective_, float) and np.isfinite(est.objective_)
     assert est.history_.ndim == 1 and len(est.history_) >= 1 and np.isfinite(est.history_).all()
@@ -47,6 +49,16 @@ def test_fitted_attribute_contract(name, votes):
         assert isinstance(table, pd.DataFrame) and set(table["annotator"]) == set(votes.annotator)
     else:
         assert not hasattr(est, "gamma_") and not hasattr(est, "outlier_mask_")
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_an_unfitted_estimator_says_so(name):
+    """scikit-learn's NotFittedError (not a bare AttributeError naming ``embedding_``) from each method."""
+    est, triplets = build(name), np.array([[0, 1, 2], [1, 2, 0]])
+    for call in (lambda: est.score(triplets), lambda: est.predict(triplets), lambda: est.transform(triplets),
+                 lambda: est.decision_function(triplets)):
+        with pytest.raises(NotFittedError, match=f"This {type(est).__name__} instance is not fitted yet"):
+            call()
 
 
 @pytest.mark.parametrize("name", ["robust", "soe"])

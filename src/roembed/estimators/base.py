@@ -56,8 +56,11 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
     return scale * check_random_state(random_state).standard_normal((n_objects, n_components))
 
 
-class OrdinalEmbedding(TransformerMixin, BaseEstimator):
-    """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons."""
+class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons.
+
+    ``auto_wrap_output_keys=None``: ``transform`` returns the objects' coordinates, not one row per row of
+    ``X``, so scikit-learn's ``set_output`` wrapper (which would also make ``X`` required) is left off."""
 
     def fit(self, X, y=None, sample_weight=None):
         """Fits the embedding to comparisons ``X`` (see the module docstring).
@@ -157,7 +160,8 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator):
 
     def score(self, X, y=None, sample_weight=None):
         """Weighted share of the responses the embedding satisfies (1 - triplet error)."""
-        return agreement(self.embedding_, self._query(X, y, sample_weight))
+        comparisons = self._query(X, y, sample_weight)  # first: unfitted, it raises NotFittedError
+        return agreement(self.embedding_, comparisons)
 
     def _more_tags(self):  # scikit-learn < 1.6
         return {"requires_y": False, "X_types": ["2darray"]}
