@@ -130,11 +130,26 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
                  "--method", "soe", "--seed", 1)
     assert result.exit_code == 0, result.output + result.stderr
     assert json.loads((folder / "tn" / "summary.json").read_text())["holdout_error"] == pytest.approx(expected)
-    (folder / "unknown.csv").write_text("anchor,closer,farther\nthing01,thing02,stranger\n")
-    (folder / "too_far.csv").write_text("anchor,closer,farther\n0,1,99\n")
+    # a test comparison of an object the training comparisons never show cannot be scored: an error, or dropped
+    (folder / "unknown.csv").write_text("anchor,closer,farther\nthing05,thing06,thing07\nthing01,thing02,stranger\n")
+    (folder / "too_far.csv").write_text("anchor,closer,farther\n5,6,7\n0,1,99\n")
+    (folder / "only_far.csv").write_text("anchor,closer,farther\n0,1,99\n")
+    result = run(folder / "named.csv", "--out", folder / "tu", "--test", folder / "unknown.csv", "--skip-invalid",
+                 "--method", "soe", "--seed", 1)
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((folder / "tu" / "summary.json").read_text())
+    dropped = (f"{folder / 'unknown.csv'}: dropped 1 of 2 test comparisons with an object that occurs in no "
+               f"comparison of {folder / 'named.csv'} (the first: 'stranger')")
+    assert summary["n_holdout_responses"] == 1 and dropped in summary["warnings"] and dropped in result.output
+    alone = SOE(2, random_state=1).fit(read_comparisons(folder / "named.csv"))
+    assert summary["holdout_error"] == pytest.approx(1 - alone.score(np.array([["thing05", "thing06", "thing07"]])))
     for test_file, args, fragments in [
-            (folder / "unknown.csv", (folder / "named.csv",), ["unknown.csv", "'stranger' is not among the 25"]),
-            (folder / "too_far.csv", (csv,), ["too_far.csv", "object 99 is not among the 25 objects of"]),
+            (folder / "unknown.csv", (folder / "named.csv",),
+             ["unknown.csv: 1 of 2 test comparisons have an object that occurs in no comparison of",
+              "(the first: 'stranger'); --skip-invalid drops them"]),
+            (folder / "too_far.csv", (csv,), ["too_far.csv: 1 of 2 test comparisons have", "(the first: 99)"]),
+            (folder / "only_far.csv", (csv, "--skip-invalid"), ["only_far.csv: every test comparison has an object",
+                                                               "(the first: 99): nothing to score"]),
             (folder / "named_test.csv", (csv,), ["named_test.csv", "names its objects but", "numbers them"]),
             (test_csv, (csv, "--holdout", 0.2), ["--test", "--holdout 0.2", "one or the other"]),
             (folder / "missing.csv", (csv,), ["missing.csv", "no such file"])]:

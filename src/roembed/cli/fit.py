@@ -184,7 +184,8 @@ def read_labels(path: Path, column: str, comparisons) -> list[str]:
 @click.option("--test", "test_file", type=click.Path(path_type=Path), default=None,
               help="Held-out comparisons in a file of their own, read like COMPARISONS; objects are matched "
                    "to the training file's by name, or by index when it has none. Their error is reported "
-                   "(instead of --holdout).")
+                   "(instead of --holdout). A comparison of an object that no training comparison shows is an "
+                   "error (--skip-invalid drops and reports it).")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
 @click.option("--device", default="cpu", show_default=True,
               help="Where the robust fit runs: cpu (NumPy), or a torch device such as cuda or cuda:1 "
@@ -283,22 +284,33 @@ def check_input_file(path: Path | None) -> None:
         raise BadInput(f"{path}: no such file")
 
 
-def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str):
-    """``--test``'s comparisons numbered as the fitted objects: by name when both files name their
-    objects, else by index (``object_ids``: the training indices kept for the fit)."""
-    if (test.object_names is None) != (data.object_names is None):
-        named, numbered = (path, source) if test.object_names is not None else (source, path)
-        raise BadInput(f"{path}: {named} names its objects but {numbered} numbers them; give both the same kind "
-                       "of ids (or --names for both)")
-    if data.object_names is not None:
-        try:
-            return test.renumbered(data.object_names)
-        except InvalidComparisonsError as exc:
-            raise BadInput(f"{path}: {exc} in {source}") from None
-    missing = np.setdiff1d(test.used_objects, object_ids)
-    if len(missing):
-        raise BadInput(f"{path}: object {missing[0]} is not among the {len(object_ids)} objects of {source}")
-    return test.take_objects(object_ids)
+def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str, skip_invalid: bool):
+    """``(test, note)``: ``--test``'s comparisons numbered as the fitted objects, by name when both files name
+    their objects, else by index (``object_ids``: the training indices of ``data``'s objects).  A test comparison
+    of an object that occurs in no training comparison has no place on the map to be scored at: an error, or
+    with ``--skip-invalid`` dropped and reported in ``note`` (else None)."""
+    named = data.object_names is not None
+    if (test.object_names is not None) != named:
+        named_file, numbered = (path, source) if test.object_names is not None else (source, path)
+        raise BadInput(f"{path}: {named_file} names its objects but {numbered} numbers them; give both the same "
+                       "kind of ids (or --names for both)")
+    fitted = data.used_objects
+    seen = (np.isin(np.asarray(test.object_names, dtype=object), np.asarray(data.object_names, dtype=object)[fitted])
+            if named else np.isin(np.arange(test.n_objects), object_ids[fitted]))
+    unseen = ~seen[test.quadruplets].all(axis=1)
+    note = None
+    if unseen.any():
+        row = test.quadruplets[np.argmax(unseen)]
+        first = row[~seen[row]][0]
+        count = f"{int(unseen.sum())} of {len(test)} test comparisons"
+        label = repr(test.object_names[first]) if named else str(first)
+        where = f"an object that occurs in no comparison of {source} (the first: {label})"
+        if unseen.all():
+            raise BadInput(f"{path}: every test comparison has {where}: nothing to score")
+        if not skip_invalid:
+            raise BadInput(f"{path}: {count} have {where}; --skip-invalid drops them and reports it")
+        test, note = test[~unseen], f"warning: {path}: dropped {count} with {where}"
+    return (test.renumbered(data.object_names) if named else test.take_objects(object_ids)), note
 
 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
@@ -325,8 +337,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                        f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
-        notes += more
-        train, test = data, _numbered_like(test, data, object_ids, test_file, comparisons)
+        test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)
+        notes += more + ([dropped] if dropped else [])
+        train = data
     else:
         try:
             train, test = holdout_split(data, holdout, seed) if holdout > 0 else (data, None)
