@@ -172,6 +172,19 @@ def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path)
     assert list(c.extra["hitid"]) == ["h1", "h2"]
 
 
+def test_a_next_triplets_export_reads_as_salmon_responses(tmp_path):
+    """NEXT's Triplets app exports Center, Left, Right and the object chosen as Answer."""
+    rows = ("p1,2016-01-11 20:29:01.5,a.jpg,b.jpg,c.jpg,c.jpg,RandomSampling\n"
+            "p2,2016-01-11 20:29:02.5,b.jpg,a.jpg,c.jpg,a.jpg,UCB\n")
+    c = read_comparisons(_write(tmp_path, "Participant ID,Timestamp,Center,Left,Right,Answer,Alg Label\n" + rows))
+    salmon = read_comparisons(_write(tmp_path, "puid,timestamp,head,left,right,winner,alg_label\n" + rows, "s.csv"))
+    assert c.object_names == salmon.object_names == ("a.jpg", "b.jpg", "c.jpg")
+    assert c.triplets.tolist() == salmon.triplets.tolist() == [[0, 2, 1], [1, 0, 2]]
+    assert list(c.annotator) == ["p1", "p2"] and list(c.extra["alg_label"]) == ["RandomSampling", "UCB"]
+    both = read_comparisons(_write(tmp_path, "head,left,right,winner,center,answer\n0,1,2,2,5,x\n", "both.csv"))
+    assert both.triplets.tolist() == [[0, 2, 1]] and list(both.extra["center"]) == [5]  # salmon's own names win
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])  # "\r" alone: Excel for Mac's "CSV (Macintosh)"
 def test_blank_lines_hold_no_comparison_and_other_lines_keep_their_numbers(tmp_path, newline):
     rows = ["anchor,closer,farther,annotator", "0,1,2,a", "", "1,2,0,b", "   ", "2,0,1,c", "", ""]

@@ -221,6 +221,9 @@ FORMATS = {
     "triplets": [("anchor", "closer", "farther"), ("anchor", "near", "far"), ("anchor", "positive", "negative"),
                  ("i", "j", "k")],
 }
+#: Other names of salmon's columns, used where the file has none of its own names: NEXT's Triplets app exports
+#: ``Participant ID,Timestamp,Center,Left,Right,Answer,Alg Label`` (the answer is the object chosen).
+NEXT_TRIPLETS = {"center": "head", "answer": "winner"}
 #: Per-response metadata columns and their accepted names.
 METADATA = {
     "annotator": ("annotator", "annotator_id", "puid", "worker", "worker_id", "workerid", "participant",
@@ -503,12 +506,16 @@ def _quadruplet_rows(kind: str, ints: np.ndarray, problems: _RowProblems) -> np.
 
 
 def _renamed(frame: pd.DataFrame, columns) -> pd.DataFrame:
-    """``frame`` with normalised column names, renamed or dropped as ``columns`` says."""
+    """``frame`` with normalised column names, renamed or dropped as ``columns`` says (and NEXT's
+    :data:`NEXT_TRIPLETS` as salmon's)."""
     frame = frame.rename(columns=_norm)
     if columns:
         mapping = {_norm(k): (None if v is None else _norm(v)) for k, v in dict(columns).items()}
         frame = frame.drop(columns=[k for k, v in mapping.items() if v is None and k in frame.columns])
         frame = frame.rename(columns={k: v for k, v in mapping.items() if v is not None})
+    present = set(frame.columns)
+    if {*NEXT_TRIPLETS, "left", "right"} <= present and not present & set(NEXT_TRIPLETS.values()):
+        frame = frame.rename(columns=NEXT_TRIPLETS)
     if frame.columns.duplicated().any():
         raise InvalidComparisonsError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice")
     return frame
