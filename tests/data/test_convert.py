@@ -183,6 +183,13 @@ def test_odd_one_out_bad_inputs_name_the_answer():
 def test_as_comparisons_accepts_a_frame():
     frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"])
     assert np.array_equal(as_comparisons(frame).triplets, TRIPLETS)
+    # pd.DataFrame(array) names no columns (0, 1, 2): its rows are the array's, indices or names
+    assert np.array_equal(as_comparisons(pd.DataFrame(TRIPLETS)).triplets, TRIPLETS)
+    assert np.array_equal(as_comparisons(pd.DataFrame(QUADS)).quadruplets, QUADS)
+    named = as_comparisons(pd.DataFrame(np.array(NAMES)[TRIPLETS]))
+    assert named.object_names == tuple(NAMES) and np.array_equal(named.triplets, TRIPLETS)
+    with pytest.raises(InvalidComparisonsError, match=r"unknown columns \['1', '2', '3'\]"):  # not the default
+        as_comparisons(pd.DataFrame(TRIPLETS, columns=[1, 2, 3]))
 
 
 def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():
