@@ -245,3 +245,13 @@ def test_blank_lines_across_chunks_are_skipped_and_later_lines_keep_their_number
         chunks(size)
         with pytest.raises(InvalidComparisonsError, match=f"blank.csv line {bad_line}: the first pair repeats"):
             read_comparisons(path)
+
+
+def test_a_space_separated_file_in_chunks(tmp_path, chunks):
+    triplets = _random("triplets", m=60, seed=3).triplets
+    path = tmp_path / "savetxt.txt"
+    np.savetxt(path, triplets)  # 1.200000000000000000e+01 ...
+    whole = read_comparisons(path)
+    chunks(40)
+    assert read_comparisons(path).triplets.tolist() == whole.triplets.tolist() == triplets.tolist()
+    assert len(chunks.frames) > 10

@@ -172,6 +172,27 @@ def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path)
     assert list(c.extra["hitid"]) == ["h1", "h2"]
 
 
+def test_space_separated_files_as_numpy_and_matlab_write_them(tmp_path):
+    """``np.savetxt`` separates by a space (its default format writes 1.200000000000000000e+01), MATLAB's
+    ``save -ascii`` by runs of spaces after leading ones: read as the comma-separated file."""
+    triplets = np.array([[12, 10, 15], [1, 0, 12], [15, 1, 10]])
+    comma = read_comparisons(_write(tmp_path, "".join(f"{a},{b},{c}\n" for a, b, c in triplets), "c.csv"))
+    np.savetxt(tmp_path / "int.txt", triplets, fmt="%d")
+    np.savetxt(tmp_path / "float.txt", triplets)
+    _write(tmp_path, "".join(f"   {a:.7e}   {b:.7e}   {c:.7e}\n" for a, b, c in triplets), "matlab.txt")
+    for name in ("int.txt", "float.txt", "matlab.txt"):
+        c = read_comparisons(tmp_path / name)
+        assert c.triplets.tolist() == comma.triplets.tolist() == triplets.tolist() and c.n_objects == 16, name
+    header = read_comparisons(_write(tmp_path, "anchor closer  farther annotator\nant bee cat w1\n\nbee\tcat ant w2\n",
+                                     "header.txt"))
+    assert header.object_names == ("ant", "bee", "cat") and list(header.annotator) == ["w1", "w2"]
+    assert header.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    with pytest.raises(InvalidComparisonsError, match=r"bad.txt line 4: object id is not an integer"):
+        read_comparisons(_write(tmp_path, "0 1 2\n1 2 0\n\n2 x 1\n", "bad.txt"))
+    with pytest.raises(InvalidComparisonsError, match=r"wide.txt line 2: has 4 fields but line 1 has 3"):
+        read_comparisons(_write(tmp_path, "0 1 2\n1 2 0 3\n", "wide.txt"))
+
+
 def test_a_next_triplets_export_reads_as_salmon_responses(tmp_path):
     """NEXT's Triplets app exports Center, Left, Right and the object chosen as Answer."""
     rows = ("p1,2016-01-11 20:29:01.5,a.jpg,b.jpg,c.jpg,c.jpg,RandomSampling\n"

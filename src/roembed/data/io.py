@@ -34,6 +34,10 @@ __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separat
 _PARQUET = (".parquet", ".pq")
 _META_KEY = b"roembed"
 _HEADERLESS = {3: ["anchor", "closer", "farther"], 4: ["i", "j", "l", "k"]}
+#: The separator of a comparisons file whose first line has no tab, comma or semicolon but spaces between
+#: fields (``numpy.savetxt``'s default, MATLAB's ``save -ascii``): any run of spaces or tabs.
+WHITESPACE = r"\s+"
+_NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")  # 12, 12.0, 1.2e+01
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
@@ -181,8 +185,10 @@ def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | No
     if not first.strip():
         raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
     sep = sniff_separator(name, first)
-    fields = [f.strip() for f in first.rstrip("\r\n").split(sep)]
-    headerless = all(re.fullmatch(r"[-+]?\d+(\.\d*)?", f) for f in fields)
+    if sep == "," and "," not in first and len(first.split()) > 1:  # no tab, comma or semicolon: spaces
+        sep = WHITESPACE
+    fields = first.split() if sep == WHITESPACE else [f.strip() for f in first.rstrip("\r\n").split(sep)]
+    headerless = all(_NUMBER.fullmatch(f) for f in fields)
     if isinstance(columns, (list, tuple)):
         headerless = [_norm(f.strip('"')) for f in fields] != [_norm(c) for c in columns]
         if headerless and len(fields) != len(columns):
@@ -474,7 +480,7 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
                      odd_position_base: int = 0, index_base: int = 0):
-    """Reads comparisons from a CSV/TSV (separator guessed), JSON (see :func:`_json_frames`), Parquet or
+    """Reads comparisons from a CSV/TSV (separator guessed: tab, comma, semicolon, else spaces), JSON (see :func:`_json_frames`), Parquet or
     MATLAB (``.mat``, one array of 3 or 4 columns; :func:`_mat_frames`) file, or from several.
 
     ``path``: a file, or a list of files with the same columns, read as one (errors
