@@ -139,7 +139,7 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
 
 
 def _line_breaks(data: bytes) -> int:
-    """The line breaks in ``data``: ``\n``, ``\r\n`` or a lone ``\r``, as the text reader splits lines."""
+    r"""The line breaks in ``data``: ``\n``, ``\r\n`` or a lone ``\r``, as the text reader splits lines."""
     return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
 
 
@@ -480,8 +480,9 @@ def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> 
 def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "raise", *, columns=None,
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
                      odd_position_base: int = 0, index_base: int = 0):
-    """Reads comparisons from a CSV/TSV (separator guessed: tab, comma, semicolon, else spaces), JSON (see :func:`_json_frames`), Parquet or
-    MATLAB (``.mat``, one array of 3 or 4 columns; :func:`_mat_frames`) file, or from several.
+    """Reads comparisons from a CSV/TSV (separator guessed: tab, comma, semicolon, else spaces), JSON (see
+    :func:`_json_frames`), Parquet or MATLAB (``.mat``, one array of 3 or 4 columns; :func:`_mat_frames`) file,
+    or from several.
 
     ``path``: a file, or a list of files with the same columns, read as one (errors
     name the file and line of each row).  Text files may be compressed (``.gz``,
