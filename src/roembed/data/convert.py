@@ -354,7 +354,9 @@ def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProble
         problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
     problems.flag(np.isnan(num).any(axis=1), "object index is missing")
     problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
-    problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1), f"object index is too large (at most {MAX_INDEX:,})")
+    problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1),
+                  f"object index is too large (at most {MAX_INDEX:,}; ids that are not positions 0, 1, ... read "
+                  "as names when they are text: write o123 for 123)")
     problems.flag((np.isfinite(num) & (num != np.round(num))).any(axis=1), "object index is not an integer")
     return num
 
