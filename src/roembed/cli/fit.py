@@ -14,7 +14,7 @@ from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
-from ..data.io import sniff_separator
+from ..data.io import missing_file, sniff_separator
 from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
 from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
@@ -281,7 +281,7 @@ def check_input_file(path: Path | None) -> None:
     if path.is_dir():
         raise BadInput(f"{path}: is a folder, not a file")
     if not path.is_file():
-        raise BadInput(f"{path}: no such file")
+        raise BadInput(f"{path}: {missing_file(path)}")
 
 
 def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str, skip_invalid: bool):

@@ -138,6 +138,14 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
         f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})")
 
 
+def missing_file(path) -> str:
+    """Why ``path`` cannot be opened, for a file that does not exist: a web address (which ``Path`` has turned
+    into ``https:/host/...``) is named as one, since roembed never downloads."""
+    if re.match(r"[a-z][a-z0-9+.-]+:/", str(path), re.IGNORECASE):
+        return "a web address: roembed reads files on this machine only (download it first)"
+    return "no such file"
+
+
 def _line_breaks(data: bytes) -> int:
     r"""The line breaks in ``data``: ``\n``, ``\r\n`` or a lone ``\r``, as the text reader splits lines."""
     return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
@@ -520,7 +528,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
         if p.is_dir():
             raise InvalidComparisonsError(f"{p}: is a folder, not a file")
         if not p.is_file():
-            raise FileNotFoundError(f"no such file: {p}")
+            raise FileNotFoundError(f"{missing_file(p)}: {p}")
     if names is not None:
         names = read_names(names)
     if len(paths) == 1 and _is_parquet(paths[0]):
