@@ -244,6 +244,15 @@ def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
     frame = pd.DataFrame({"anchor": ["ant", "anchor"], "closer": ["bee", "closer"], "farther": ["cat", "farther"]})
     with pytest.raises(InvalidComparisonsError, match="row 1: the header line again"):
         from_frame(frame)
+    # two salmon exports joined: the header makes every column text, and the targets keep their file names
+    salmon = "head,left,right,winner,puid,head_filename,left_filename,right_filename,winner_filename"
+    rows = ["0,1,2,1,u,a.png,b.png,c.png,b.png", "1,2,0,2,v,b.png,c.png,a.png,c.png"]
+    path = _write(tmp_path, "\n".join([salmon, rows[0], salmon, rows[1]]) + "\n", "salmon.csv")
+    with pytest.warns(SkippedRowsWarning, match="skipped 1 invalid row"):
+        joined = read_comparisons(path, on_invalid="skip")
+    alone = read_comparisons(_write(tmp_path, "\n".join([salmon, *rows]) + "\n", "one.csv"))
+    assert joined.object_names == alone.object_names == ("a.png", "b.png", "c.png")
+    assert joined.triplets.tolist() == alone.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
 
 
 @pytest.mark.parametrize("sep", [",", "\t"])

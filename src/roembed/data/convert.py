@@ -427,11 +427,16 @@ def check_names(names) -> tuple[str, ...] | None:
 
 
 def _salmon_pairs(frame: pd.DataFrame) -> pd.DataFrame | None:
-    """The distinct ``(index, name)`` pairs of salmon's ``<role>_filename`` columns, or None without them."""
+    """The distinct ``(index, name)`` pairs of salmon's ``<role>_filename`` columns, or None without them or
+    where a target is not an integer index (integers read as text count: a header repeated inside a joined
+    export makes every column of its chunk text)."""
     roles = [r for r in ("head", "left", "right", "winner", "loser") if f"{r}_filename" in frame.columns]
-    if not {"head", "left", "right"} <= set(roles) or any(frame[r].dtype.kind not in "iu" for r in roles):
+    if not {"head", "left", "right"} <= set(roles):
         return None
-    return pd.DataFrame({"index": np.concatenate([frame[r].to_numpy() for r in roles]),
+    targets = {r: pd.to_numeric(frame[r], errors="coerce") for r in roles}
+    if any(values.dtype.kind not in "iu" for values in targets.values()):
+        return None
+    return pd.DataFrame({"index": np.concatenate([targets[r].to_numpy() for r in roles]),
                          "name": np.concatenate([frame[f"{r}_filename"].astype(str).to_numpy() for r in roles])
                          }).drop_duplicates()
 
@@ -678,7 +683,7 @@ class ComparisonsBuilder:
         (``header``: the rows that repeat the column names, see :func:`_header_rows`)."""
         lay = self.layout
         if lay.kind == "salmon" and self.ids.given is None:
-            self.ids.see_salmon(frame)
+            self.ids.see_salmon(frame if header is None else frame[~header])
         problems = _RowProblems(len(frame), where, self.on_invalid, frame[list(lay.object_cols)])
         if header is not None:  # flagged first, so that its column names never become object names
             problems.flag(header, "the header line again (were files joined into one? pass them as separate "
