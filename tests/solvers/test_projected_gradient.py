@@ -97,3 +97,32 @@ def test_gram_solver_stops_at_a_stationary_point():
     again = minimize_gram(objective, distances, first.solution, 2, max_iter=50, tol=1e-12)
     assert again.objective <= first.objective + 1e-12
     assert again.n_iter < 50
+
+
+def test_a_gram_problem_too_large_for_the_machine_stops_before_its_first_matrix(monkeypatch, tmp_path):
+    """Past the machine's memory the operating system would kill the fit with no message."""
+    import roembed
+    from click.testing import CliRunner
+
+    from roembed.cli import main
+    from roembed.solvers import projected_gradient
+
+    X, graph = _problem(n=12)
+    triplets = graph.comparisons.triplets
+    for est in (roembed.ROE(2, max_iter=5), roembed.SOE(2, solver="gram", max_iter=5)):
+        assert np.isfinite(est.fit(triplets).embedding_).all()  # 11.5 KB needed
+    # 12 objects need 12^2 * 80 bytes = 11,520: a machine of 10 KiB cannot hold them
+    monkeypatch.setattr(projected_gradient, "_physical_memory", lambda: 10 * 2 ** 10)
+    message = r"the Gram solvers \(ROE, solver='gram'\) hold n x n matrices: 12 objects need about 0.0 GiB, more than this machine.s 0.0 GiB"
+    for est in (roembed.ROE(2), roembed.SOE(2, solver="gram"), roembed.RobustOrdinalEmbedding(2, solver="gram")):
+        with pytest.raises(ValueError, match=message):
+            est.fit(triplets)
+    roembed.SOE(2, max_iter=5).fit(triplets)  # the factored solver holds n x p
+    path = tmp_path / "c.csv"
+    np.savetxt(path, triplets, fmt="%d", delimiter=",")
+    result = CliRunner().invoke(main, ["fit", str(path), "--method", "roe", "--out", str(tmp_path / "o")])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and "hold n x n matrices" in lines[0], result.output
+    assert not (tmp_path / "o").exists()
+    monkeypatch.setattr(projected_gradient, "_physical_memory", lambda: None)  # where the OS does not say
+    projected_gradient.check_gram_fits(10 ** 6)

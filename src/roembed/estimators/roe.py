@@ -71,6 +71,7 @@ from ..losses import Squared
 from ..objective import PairDistances
 from ..projections import center_gram, embedding_from_gram
 from ..solvers.fista import fista_gram
+from ..solvers.projected_gradient import check_gram_fits
 from ..solvers.rank_reduction import reduce_rank, truncate_rank
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 from .outliers import OutlierReportMixin
@@ -158,6 +159,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         w = w / w.mean()
         objective = edge_objective(graph, Squared(), (w * w if self.weighting == "paper" else w) * copies)
         distances = PairDistances(graph.pairs, graph.n_objects)
+        check_gram_fits(graph.n_objects)
         X0 = random_embedding(graph.n_objects, self.n_components, self.random_state)
         G0 = center_gram(X0 @ X0.T)
         p = self.n_components

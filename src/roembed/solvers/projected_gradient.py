@@ -25,12 +25,38 @@ gradient come from :class:`~roembed.objective.EdgeObjective` via
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._threads import blas_limit
 from ..objective import EdgeObjective, PairDistances
 from ..projections import project_psd_rank
 from .lbfgs import SolverResult
+
+#: Bytes a Gram solver holds at its peak per entry of an n x n matrix: about ten float64 matrices (iterates,
+#: gradient, the projection's eigendecomposition); tracemalloc peaks of ROE, SOE and GNMDS with ``solver="gram"``
+#: at n = 1,500 were 9.1, 10.2 and 7.2 of them.
+GRAM_BYTES_PER_ENTRY = 10 * 8
+
+
+def _physical_memory() -> int | None:
+    """This machine's memory in bytes, where the OS says (POSIX ``sysconf``), else None."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def check_gram_fits(n_objects: int) -> None:
+    """A ValueError, before the first n x n matrix is made, where a Gram solver's matrices would not fit in this
+    machine's memory: past it the operating system kills the process mid-fit, with no message."""
+    need, total = GRAM_BYTES_PER_ENTRY * n_objects ** 2, _physical_memory()
+    if total is not None and need > total:
+        raise ValueError(
+            f"the Gram solvers (ROE, solver='gram') hold n x n matrices: {n_objects:,} objects need about "
+            f"{need / 2 ** 30:,.1f} GiB, more than this machine's {total / 2 ** 30:,.1f} GiB; the factored solver "
+            "holds n x p (RobustOrdinalEmbedding, solver='lbfgs'; roembed fit --method robust)")
 
 
 def gram_value_and_grad(objective: EdgeObjective, distances: PairDistances, G: np.ndarray, alpha: float = 0.0):

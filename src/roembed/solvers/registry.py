@@ -30,7 +30,7 @@ import numpy as np
 from ..objective import EdgeObjective, PairDistances
 from .lbfgs import SolverResult, minimize_embedding
 from .progress import reporter
-from .projected_gradient import minimize_gram
+from .projected_gradient import check_gram_fits, minimize_gram
 
 
 def _lbfgs(objective, distances, X0, *, alpha, max_iter, tol, callback, method="two-loop", blas_threads=1,
@@ -49,6 +49,7 @@ def _torch(objective, distances, X0, *, alpha, max_iter, tol, callback, device=N
 def _gram(objective, distances, X0, *, alpha, max_iter, tol, callback, blas_threads=1):
     from ..projections import embedding_from_gram
 
+    check_gram_fits(len(X0))
     rank = X0.shape[1]
     result = minimize_gram(objective, distances, X0 @ X0.T, rank, alpha=alpha, max_iter=max_iter, tol=tol,
                            callback=callback, blas_threads=blas_threads)
