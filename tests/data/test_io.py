@@ -183,8 +183,8 @@ def test_space_separated_files_as_numpy_and_matlab_write_them(tmp_path):
     for name in ("int.txt", "float.txt", "matlab.txt"):
         c = read_comparisons(tmp_path / name)
         assert c.triplets.tolist() == comma.triplets.tolist() == triplets.tolist() and c.n_objects == 16, name
-    header = read_comparisons(_write(tmp_path, "anchor closer  farther annotator\nant bee cat w1\n\nbee\tcat ant w2\n",
-                                     "header.txt"))
+    text = "anchor closer  farther annotator\nant bee cat w1\n\nbee\tcat ant w2\n"  # runs of spaces, a tab
+    header = read_comparisons(_write(tmp_path, text, "header.txt"))
     assert header.object_names == ("ant", "bee", "cat") and list(header.annotator) == ["w1", "w2"]
     assert header.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
     with pytest.raises(InvalidComparisonsError, match=r"bad.txt line 4: object id is not an integer"):

@@ -107,13 +107,14 @@ def test_a_gram_problem_too_large_for_the_machine_stops_before_its_first_matrix(
     from roembed.cli import main
     from roembed.solvers import projected_gradient
 
-    X, graph = _problem(n=12)
+    _, graph = _problem(n=12)
     triplets = graph.comparisons.triplets
     for est in (roembed.ROE(2, max_iter=5), roembed.SOE(2, solver="gram", max_iter=5)):
         assert np.isfinite(est.fit(triplets).embedding_).all()  # 11.5 KB needed
     # 12 objects need 12^2 * 80 bytes = 11,520: a machine of 10 KiB cannot hold them
     monkeypatch.setattr(projected_gradient, "_physical_memory", lambda: 10 * 2 ** 10)
-    message = r"the Gram solvers \(ROE, solver='gram'\) hold n x n matrices: 12 objects need about 0.0 GiB, more than this machine.s 0.0 GiB"
+    message = (r"the Gram solvers \(ROE, solver='gram'\) hold n x n matrices: 12 objects need about 0.0 GiB, "
+               r"more than this machine's 0.0 GiB; the factored solver holds n x p")
     for est in (roembed.ROE(2), roembed.SOE(2, solver="gram"), roembed.RobustOrdinalEmbedding(2, solver="gram")):
         with pytest.raises(ValueError, match=message):
             est.fit(triplets)
