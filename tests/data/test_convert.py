@@ -190,6 +190,8 @@ def test_as_comparisons_accepts_a_frame():
     assert named.object_names == tuple(NAMES) and np.array_equal(named.triplets, TRIPLETS)
     with pytest.raises(InvalidComparisonsError, match=r"unknown columns \['1', '2', '3'\]"):  # not the default
         as_comparisons(pd.DataFrame(TRIPLETS, columns=[1, 2, 3]))
+    with pytest.raises(InvalidComparisonsError, match=r"unknown columns .*name the columns"):  # 5: not an array's
+        as_comparisons(pd.DataFrame(np.c_[TRIPLETS, TRIPLETS[:, :2]]))
 
 
 def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():

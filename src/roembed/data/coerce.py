@@ -10,8 +10,8 @@ from .validation import InvalidComparisonsError
 
 def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) -> Comparisons:
     """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, a DataFrame with named
-    columns (see :func:`roembed.data.convert.from_frame`; one with pandas' default columns 0, 1, ...
-    is read as its array), or an (m, 3) / (m, 4) array of
+    columns (see :func:`roembed.data.convert.from_frame`; one of 3 or 4 columns with pandas' default
+    names 0, 1, ... is read as its array), or an (m, 3) / (m, 4) array of
     object indices or of object names (strings: numbered in sorted order and kept as
     ``object_names``, as the file readers do).
 
@@ -21,7 +21,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     """
     if isinstance(X, ComparisonGraph):
         X = X.to_comparisons()
-    if isinstance(X, pd.DataFrame) and X.columns.equals(pd.RangeIndex(X.shape[1])):
+    if isinstance(X, pd.DataFrame) and X.shape[1] in (3, 4) and X.columns.equals(pd.RangeIndex(X.shape[1])):
         X = X.to_numpy()  # pd.DataFrame(array): columns 0, 1, 2 name no roles, so the rows are read as the array's
     if isinstance(X, pd.DataFrame):
         from .convert import from_frame
