@@ -184,12 +184,23 @@ def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     assert check_output_set(out)["files"] == ["comparisons.csv", "embedding.csv", "embedding.png", "summary.json"]
 
 
-def test_out_holding_other_files_is_not_replaced(clean_votes, tmp_path):
+@pytest.mark.parametrize("kept", ["notes.txt", ".gitkeep", ".git/HEAD"])
+def test_out_holding_other_files_is_not_replaced(clean_votes, tmp_path, kept):
+    """The run replaces the whole folder: hidden files (a git checkout's .git) are the user's too."""
     out = tmp_path / "mine"
-    out.mkdir()
-    (out / "notes.txt").write_text("keep me")
-    one_line_error(run(clean_votes, "--out", out), "--out", "notes.txt")
-    assert (out / "notes.txt").read_text() == "keep me"
+    (out / kept).parent.mkdir(parents=True)
+    (out / kept).write_text("keep me")
+    one_line_error(run(clean_votes, "--out", out), "--out", kept.split("/")[0])
+    assert (out / kept).read_text() == "keep me" and sorted(p.name for p in out.iterdir()) == [kept.split("/")[0]]
+
+
+def test_out_holding_a_file_browsers_litter_is_replaced(clean_votes, tmp_path):
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet").exit_code == 0
+    for litter in (".DS_Store", "._embedding.csv", "Thumbs.db"):
+        (out / litter).write_text("")
+    assert run(clean_votes, "--out", out, "--quiet", "--method", "soe").exit_code == 0
+    assert check_output_set(out)["files"] == ["comparisons.csv", "embedding.csv", "embedding.png", "summary.json"]
 
 
 @pytest.mark.parametrize("victim", ["outliers", "summary", "embedding.png"])

@@ -97,10 +97,15 @@ _OUTPUT_STEMS = ("embedding", "comparisons", "outliers", "annotators", "summary"
                  "dimensions", "uncertainty", "flag_frequency", "annotator_intervals")
 
 
+#: Files an operating system's file browser leaves in a folder it showed, lost without harm when ``--out`` is
+#: replaced (any other file, hidden ones such as ``.git`` or ``.gitkeep`` included, keeps the folder).
+_BROWSER_FILES = (".DS_Store", "Thumbs.db", "desktop.ini")
+
+
 def _foreign_files(folder: Path) -> str | None:
     """Why ``folder`` must not be replaced by a run's output (None: it holds only roembed output)."""
     foreign = sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] not in _OUTPUT_STEMS
-                     and not p.name.startswith("."))
+                     and p.name not in _BROWSER_FILES and not p.name.startswith("._"))  # ._x: macOS's AppleDouble
     if foreign:
         return (f"exists and holds files roembed did not write ({', '.join(foreign[:3])}"
                 f"{', ...' if len(foreign) > 3 else ''}); it replaces the whole folder, so choose a new or empty one")
