@@ -148,7 +148,8 @@ def test_n_init_reaches_the_estimator_and_its_warning_names_the_option(clean_vot
 
 
 def test_messages_name_the_real_problem(clean_votes, tmp_path):
-    one_line_error(run(tmp_path, "--out", tmp_path / "o"), "is a folder, not a file")
+    one_line_error(run(tmp_path, "--out", tmp_path / "o"), "is a folder, not a file",
+                   f"several files are read as one: roembed fit {tmp_path / '*.csv'}")
     big = tmp_path / "big.csv"
     big.write_text("anchor,closer,farther\n0,1,2\n1,2,100000000000000000000\n")
     line = one_line_error(run(big, "--out", tmp_path / "o"), "big.csv line 3", "too large")

@@ -279,7 +279,8 @@ def check_input_file(path: Path | None) -> None:
     if path is None:
         return
     if path.is_dir():
-        raise BadInput(f"{path}: is a folder, not a file")
+        raise BadInput(f"{path}: is a folder, not a file (several files are read as one: roembed fit "
+                       f"{path / '*.csv'} ...)")
     if not path.is_file():
         raise BadInput(f"{path}: {missing_file(path)}")
 
