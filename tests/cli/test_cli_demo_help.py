@@ -70,6 +70,16 @@ def test_every_command_has_help_and_fit_demo_options_too():
                 assert (param.help or "").strip(), f"{' '.join(path)} {param.opts[0]} has no help"
 
 
+@pytest.mark.parametrize("args", [[], ["reproduce"]])
+def test_a_group_run_alone_shows_its_help(args):
+    """`roembed` alone: the usage and the commands on their lines (click >= 8.2 raises it as a usage error,
+    which the one-line errors would squeeze into one line)."""
+    result = CliRunner().invoke(main, args, prog_name="roembed")
+    lines = result.output.splitlines()
+    assert result.exit_code in (0, 2) and lines[0].startswith(f"Usage: {' '.join(['roembed', *args])} [OPTIONS]")
+    assert "Commands:" in lines and not result.output.startswith("Error")
+
+
 @pytest.mark.parametrize("command", ["fit", "demo"])
 def test_help_mentions_outputs(command):
     text = CliRunner().invoke(main, [command, "--help"]).output

@@ -17,6 +17,9 @@ class OneLineErrors(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:  # `roembed` alone (click >= 8.2)
+            exc.show()  # the help, as click shows it, not squeezed into one line
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             click.echo(f"Error: {' '.join(exc.format_message().split())}{hint}", err=True)
