@@ -98,13 +98,15 @@ _OUTPUT_STEMS = ("embedding", "comparisons", "outliers", "annotators", "summary"
 
 
 #: Files an operating system's file browser leaves in a folder it showed, lost without harm when ``--out`` is
-#: replaced (any other file, hidden ones such as ``.git`` or ``.gitkeep`` included, keeps the folder).
+#: replaced (as are roembed's own; any other file, hidden ones such as ``.git`` or ``.gitkeep`` included, keeps
+#: the folder).
 _BROWSER_FILES = (".DS_Store", "Thumbs.db", "desktop.ini")
 
 
 def _foreign_files(folder: Path) -> str | None:
     """Why ``folder`` must not be replaced by a run's output (None: it holds only roembed output)."""
-    foreign = sorted(p.name for p in folder.iterdir() if p.name.split(".")[0] not in _OUTPUT_STEMS
+    foreign = sorted(p.name for p in folder.iterdir()  # .report.html.x.tmp: a killed run's temporary file
+                     if p.name.lstrip(".").split(".")[0] not in _OUTPUT_STEMS
                      and p.name not in _BROWSER_FILES and not p.name.startswith("._"))  # ._x: macOS's AppleDouble
     if foreign:
         return (f"exists and holds files roembed did not write ({', '.join(foreign[:3])}"
