@@ -194,6 +194,31 @@ def test_as_comparisons_accepts_a_frame():
         as_comparisons(pd.DataFrame(np.c_[TRIPLETS, TRIPLETS[:, :2]]))
 
 
+@pytest.mark.parametrize("library", ["polars", "pyarrow"])
+def test_as_comparisons_reads_polars_and_pyarrow_frames_by_column_name(library):
+    """np.asarray reads another library's frame by position: columns farther, closer, anchor were taken as
+    anchor, closer, farther, and a salmon frame of 4 columns as quadruplets."""
+    lib = pytest.importorskip(library)
+    table = lib.table if library == "pyarrow" else lib.DataFrame
+    reordered = {"farther": TRIPLETS[:, 2], "closer": TRIPLETS[:, 1], "anchor": TRIPLETS[:, 0]}
+    assert np.array_equal(as_comparisons(table(reordered)).triplets, TRIPLETS)
+    winner = np.where(np.arange(len(TRIPLETS)) % 2, TRIPLETS[:, 1], TRIPLETS[:, 2])
+    salmon = {"head": TRIPLETS[:, 0], "left": TRIPLETS[:, 1], "right": TRIPLETS[:, 2], "winner": winner}
+    expected = as_comparisons(pd.DataFrame(salmon))
+    for frame in (table(salmon), table({**salmon, "puid": ["u", "v", "u", "w", "v"]})):
+        got = from_frame(frame)
+        assert np.array_equal(got.quadruplets, expected.quadruplets) and len(got) == len(TRIPLETS)
+    assert as_comparisons(table({**salmon, "puid": ["u", "v", "u", "w", "v"]})).annotator is not None
+    names = {key: np.array(NAMES)[column] for key, column in reordered.items()}
+    named = as_comparisons(table(names))
+    assert named.object_names == tuple(NAMES) and np.array_equal(named.triplets, TRIPLETS)
+    with pytest.raises(InvalidComparisonsError, match="row 1: object name is missing"):  # a null, by row
+        as_comparisons(table({**names, "anchor": ["ant", None, "cat", "bee", "ant"]}))
+    if library == "polars":  # pl.DataFrame(array) names its columns column_0, ...: read as the array
+        assert np.array_equal(as_comparisons(lib.DataFrame(TRIPLETS)).triplets, TRIPLETS)
+        assert np.array_equal(as_comparisons(lib.DataFrame(QUADS)).quadruplets, QUADS)
+
+
 def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():
     names = np.array(["d", "b", "c", "a"])
     c = as_comparisons(names[TRIPLETS])  # numbered in sorted order, as the readers number string ids

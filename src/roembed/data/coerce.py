@@ -5,13 +5,15 @@ import numpy as np
 import pandas as pd
 
 from .comparisons import ComparisonGraph, Comparisons
+from .convert import as_pandas, from_frame
 from .validation import InvalidComparisonsError
 
 
 def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) -> Comparisons:
     """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, a DataFrame with named
-    columns (see :func:`roembed.data.convert.from_frame`; one of 3 or 4 columns with pandas' default
-    names 0, 1, ... is read as its array), or an (m, 3) / (m, 4) array of
+    columns (pandas, polars or pyarrow; see :func:`roembed.data.convert.from_frame`; one of 3 or 4 columns
+    with the default names of a frame made from an array, 0, 1, ... or column_0, column_1, ..., is read as
+    that array), or an (m, 3) / (m, 4) array of
     object indices or of object names (strings: numbered in sorted order and kept as
     ``object_names``, as the file readers do).
 
@@ -21,11 +23,10 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     """
     if isinstance(X, ComparisonGraph):
         X = X.to_comparisons()
-    if isinstance(X, pd.DataFrame) and X.shape[1] in (3, 4) and X.columns.equals(pd.RangeIndex(X.shape[1])):
+    X = as_pandas(X)  # a polars or pyarrow frame: by column name, as pandas'
+    if isinstance(X, pd.DataFrame) and X.shape[1] in (3, 4) and _unnamed(X.columns):
         X = X.to_numpy()  # pd.DataFrame(array): columns 0, 1, 2 name no roles, so the rows are read as the array's
     if isinstance(X, pd.DataFrame):
-        from .convert import from_frame
-
         X = from_frame(X, n_objects=n_objects)
     if not isinstance(X, Comparisons):
         X = _from_array(np.asarray(X), n_objects)
@@ -50,6 +51,12 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
 
         X = X.with_weight(X.weight * check_weights(sample_weight, len(X)))
     return X
+
+
+def _unnamed(columns: pd.Index) -> bool:
+    """The names a frame made from an array gets: pandas' 0, 1, ..., polars' column_0, column_1, ..."""
+    width = len(columns)
+    return columns.equals(pd.RangeIndex(width)) or list(columns) == [f"column_{i}" for i in range(width)]
 
 
 def _from_array(array: np.ndarray, n_objects: int | None) -> Comparisons:

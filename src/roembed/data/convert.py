@@ -827,10 +827,28 @@ def split_ties(comparisons: Comparisons, tie) -> Comparisons:
     return doubled.with_weight(weight).flipped(np.arange(len(comparisons), len(rows)))
 
 
+def as_pandas(frame):
+    """``frame`` as a pandas DataFrame when it is another library's (polars, pyarrow, ...), read by column name as
+    pandas' is (``numpy.asarray`` would read its columns by position); anything else is returned as it is.
+
+    Such a frame has column names and speaks the Arrow stream or the dataframe-interchange protocol.  Each
+    column goes through ``numpy.asarray``, which polars does without pyarrow; nulls become NaN or None, which
+    the checks report by row like pandas' own."""
+    if isinstance(frame, (pd.DataFrame, np.ndarray)) or not (
+            hasattr(frame, "__arrow_c_stream__") or hasattr(frame, "__dataframe__")):
+        return frame
+    names = getattr(frame, "column_names", None)  # pyarrow's Table and RecordBatch; .columns holds their arrays
+    if names is None:
+        names = getattr(frame, "columns", None)
+    if names is None or isinstance(names, str):
+        return frame
+    return pd.DataFrame({str(name): np.asarray(frame[name]) for name in names})
+
+
 def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns=None, n_objects=None,
                on_invalid: str = "raise", return_report: bool = False, odd_position_base: int = 0,
                index_base: int = 0):
-    """Comparisons from a DataFrame with named columns.
+    """Comparisons from a DataFrame with named columns (pandas, or polars and pyarrow: :func:`as_pandas`).
 
     Object columns (:data:`FORMATS`, detected unless ``format`` is given): triplets
     ``anchor, closer, farther`` (or ``i, j, k``), quadruplets ``i, j, l, k``, salmon/NEXT
@@ -851,7 +869,7 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     builder = ComparisonsBuilder(format=format, names=names, columns=columns, n_objects=n_objects,
                                  on_invalid=on_invalid, odd_position_base=odd_position_base,
                                  index_base=index_base)
-    builder.add(frame)
+    builder.add(as_pandas(frame))
     comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
 
