@@ -1,4 +1,5 @@
 """End-to-end tests of ``roembed fit`` on small files."""
+import codecs
 import json
 import os
 
@@ -169,6 +170,64 @@ def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, t
     repeated = tmp_path / "repeated.csv"  # no distinct column: the first, and the check names the repeat
     repeated.write_text("name,kind\na,x\na,x\n")
     assert read_names_file(repeated) == ["a", "a"]
+
+
+def test_names_and_labels_files_are_read_in_the_encoding_given_and_without_a_byte_order_mark(tmp_path):
+    """--encoding covers every input: a latin-1 names file was read as utf-8 (an error naming the comparisons
+    file), labels ignored it; Excel's utf-8 byte-order mark stuck to the first name."""
+    objects = ["café", "naïve", "zoë", "bär"]
+    rows = [(a, b, c) for a in range(4) for b in range(4) for c in range(4) if len({a, b, c}) == 3]
+    csv = tmp_path / "votes.csv"
+    csv.write_bytes(("anchor,closer,farther\n" + "".join(f"{objects[a]},{objects[b]},{objects[c]}\n"
+                                                         for a, b, c in rows)).encode("latin-1"))
+    names = tmp_path / "names.txt"
+    names.write_bytes("\n".join(objects).encode("latin-1"))
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(("name,kind\n" + "".join(f"{o},k{i % 2}\n" for i, o in enumerate(objects))).encode("latin-1"))
+    out = tmp_path / "out"
+    result = run(csv, "--encoding", "latin-1", "--names", names, "--labels", labels, "--label-column", "kind",
+                 "--method", "soe", "--out", out, "--quiet")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(out / "embedding.csv")
+    assert emb["name"].tolist() == objects and emb["label"].tolist() == ["k0", "k1", "k0", "k1"]
+    utf8 = tmp_path / "votes8.csv"
+    utf8.write_text(csv.read_bytes().decode("latin-1"), encoding="utf-8")
+    names.write_bytes(codecs.BOM_UTF8 + "\n".join(objects).encode())  # Notepad's "UTF-8 with BOM"
+    labels.write_bytes(codecs.BOM_UTF8 + labels.read_bytes().decode("latin-1").encode())
+    result = run(utf8, "--names", names, "--labels", labels, "--label-column", "kind", "--method", "soe",
+                 "--out", tmp_path / "out8", "--quiet")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out8" / "embedding.csv")
+    assert emb["name"].tolist() == objects and emb["label"].tolist() == ["k0", "k1", "k0", "k1"]
+    names.write_bytes("\n".join(objects).encode("latin-1"))
+    one_line_error(run(utf8, "--names", names, "--out", tmp_path / "no"), "names.txt: not utf-8 text", "--encoding")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdin"), reason="no /dev/stdin on this system")
+def test_a_dash_reads_the_comparisons_from_standard_input_even_compressed(files, tmp_path):
+    import gzip
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, csv, names, _ = files
+    src = str(Path(__import__("roembed").__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    command = [sys.executable, "-m", "roembed", "fit", "-", "--names", str(names), "--method", "soe", "--quiet"]
+    piped = subprocess.run([*command, "--out", str(tmp_path / "piped")], input=gzip.compress(csv.read_bytes()),
+                           capture_output=True, env=env)  # as `zcat`-free `cat votes.csv.gz | roembed fit -`
+    assert piped.returncode == 0, piped.stderr
+    direct = run(csv, "--names", names, "--method", "soe", "--quiet", "--out", tmp_path / "direct")
+    assert direct.exit_code == 0
+    for name in ("embedding.csv", "comparisons.csv"):
+        assert (tmp_path / "piped" / name).read_text() == (tmp_path / "direct" / name).read_text()
+    assert json.loads((tmp_path / "piped" / "summary.json").read_text())["input"] == "/dev/stdin"
+    broken = subprocess.run([*command, "--out", str(tmp_path / "no")], input=b"anchor,closer,farther\n0,1,2\n1,2\n",
+                            capture_output=True, env=env, text=False)
+    assert broken.returncode == 2 and broken.stderr.decode().strip().splitlines() == [
+        "Error: /dev/stdin line 3: object index is missing: (1, 2, ) (--skip-invalid drops invalid rows and reports them)"]
+    one_line_error(run("-", "--test", "-", "--out", tmp_path / "no"), "'-' (standard input) is given for two inputs")
+    assert not (tmp_path / "no").exists()
 
 
 def test_holdout_keeps_each_query_on_one_side(files):

@@ -51,6 +51,65 @@ def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path)
         read_comparisons(two)
 
 
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_compressed_bytes_under_a_plain_name_are_read_by_their_magic(tmp_path, compress):
+    """A download saved still compressed, or ``cat votes.csv.gz |``: the first bytes say so, not the name."""
+    path = tmp_path / "votes.csv"
+    path.write_bytes(compress(TEXT.encode()))
+    c = read_comparisons(path)
+    assert c.triplets.tolist() == EXPECTED and list(c.annotator) == ["ann", "bob", "José", "ann"]
+    path.write_bytes(compress(TEXT.encode())[:20])  # cut short: named as a broken compressed file
+    with pytest.raises(InvalidComparisonsError, match=r"votes.csv: not a readable compressed file"):
+        read_comparisons(path)
+
+
+def test_a_text_that_merely_starts_like_a_bzip2_stream_is_text(tmp_path):
+    path = tmp_path / "votes.csv"
+    path.write_text("anchor,closer,farther\nBZh9,b,c\nb,c,BZh9\n")
+    assert read_comparisons(path).object_names == ("BZh9", "b", "c")
+    path.write_text("BZh9,b,c\nb,c,BZh9\n")  # headerless: the first line is data
+    assert len(read_comparisons(path, columns=["anchor", "closer", "farther"])) == 2
+
+
+def _through_a_pipe(tmp_path, data: bytes, **kwargs):
+    """``read_comparisons`` of a named pipe (as ``/dev/stdin`` or a shell's ``<(...)``), fed ``data`` by a thread:
+    it can be read only once."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        return read_comparisons(fifo, **kwargs)
+    finally:
+        if writer.is_alive():  # the reader failed before opening the pipe: let the writer finish
+            with open(fifo, "rb") as fh:
+                fh.read()
+        writer.join(5)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes on this system")
+def test_a_pipe_is_read_in_one_pass(tmp_path):
+    c = _through_a_pipe(tmp_path, TEXT.encode())
+    assert c.triplets.tolist() == EXPECTED and list(c.annotator) == ["ann", "bob", "José", "ann"]
+    (tmp_path / "gz").mkdir()
+    assert _through_a_pipe(tmp_path / "gz", gzip.compress(TEXT.encode())).triplets.tolist() == EXPECTED
+    (tmp_path / "latin").mkdir()
+    with pytest.raises(InvalidComparisonsError, match=r"pipe: not utf-8 text; give its encoding, e.g. "
+                                                      r"encoding='latin-1' \(roembed fit --encoding latin-1\)"):
+        _through_a_pipe(tmp_path / "latin", TEXT.encode("latin-1"))
+    (tmp_path / "short").mkdir()
+    with pytest.raises(InvalidComparisonsError, match=r"pipe line 3: .*missing"):
+        _through_a_pipe(tmp_path / "short", b"anchor,closer,farther\n0,1,2\n1,2\n")
+
+
 def test_a_binary_file_is_named_binary_not_given_an_encoding_hint(tmp_path):
     path = tmp_path / "triplets.bin"  # the head of a MATLAB v5 file: a text header, then NUL and non-utf-8 bytes
     path.write_bytes(b"MATLAB 5.0 MAT-file, Platform: GLNXA64" + b" " * 78 + b"\x00\x01IM\x0f\x00\x9c\xff" * 4)

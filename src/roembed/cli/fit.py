@@ -1,6 +1,7 @@
 """``roembed fit``: embed a comparisons file, report outliers and annotators."""
 from __future__ import annotations
 
+import io
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
-from ..data.io import missing_file, sniff_separator
+from ..data.io import missing_file, name_lines, read_text, sniff_separator
 from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
 from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
@@ -35,14 +36,11 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
     The column is the first of :data:`NAME_COLUMNS`, then of the other columns not all numbers,
     whose names are distinct (names must be: THINGS' table has ``word`` with two "bat"s, and
     ``uniqueID``); when none is, the first, and the names check says which name repeats."""
-    try:
-        first = path.read_text(encoding=encoding).split("\n", 1)[0]
-    except UnicodeDecodeError:
-        raise BadInput(f"{path}: not {encoding} text; give its encoding with --encoding (e.g. latin-1)") from None
+    text = _small_text(path, encoding)
+    first = text.split("\n", 1)[0]
     if "\t" not in first and "," not in first and ";" not in first:
-        return path
-    table = pd.read_csv(path, sep=sniff_separator(path, first), dtype=str, keep_default_na=False,
-                        encoding=encoding)
+        return name_lines(text)
+    table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, first), dtype=str, keep_default_na=False)
     if "index0" in table.columns:
         table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
     candidates = ([c for c in table.columns if c.lower() in NAME_COLUMNS]
@@ -106,16 +104,26 @@ def source_text(paths: list[Path]) -> str:
     return str(paths[0]) if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1} more)"
 
 
-def read_labels(path: Path, column: str, comparisons) -> list[str]:
+def _small_text(path: Path, encoding: str) -> str:
+    """A names or labels file, read whole in one pass (a pipe works too) and decoded as comparisons are."""
+    try:
+        return read_text(path, encoding)
+    except UnicodeDecodeError:
+        raise BadInput(f"{path}: not {encoding} text; give its encoding with --encoding (e.g. latin-1)") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read it ({exc.strerror or exc})") from None
+
+
+def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -> list[str]:
     """One label per object from a CSV/TSV: rows are matched to objects by a column of
     object names (the one matching most names) or else by an integer index column
     (``index0``/``index``/``object``, else the first column).  Multi-valued labels
     (``"rock;pop"``) keep their first value."""
+    text = _small_text(path, encoding)
     try:
-        with open(path, encoding="utf-8") as fh:
-            first = fh.readline()
-        table = pd.read_csv(path, sep=sniff_separator(path, first), dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
+                            keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise BadInput(f"{path}: cannot read labels ({exc})") from None
     if column not in table.columns:
         raise BadInput(f"{path} line 1: no column {column!r} (columns: {', '.join(table.columns)})")
@@ -237,6 +245,7 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
     Exit code 2 on bad input.
     """
     started = time.perf_counter()
+    comparisons, names, labels, test_file = from_stdin(comparisons, names, labels, test_file)
     for path in (*comparisons, names, labels, test_file):
         check_input_file(path)
     if test_file is not None and holdout > 0:
@@ -275,13 +284,29 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
     say(f"wrote {', '.join(summary['files'])} to {out}")
 
 
+STDIN = Path("/dev/stdin")
+
+
+def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
+    """The input paths with ``-`` read as standard input (``zcat *.gz | roembed fit - --out out``), which can
+    be read once: ``-`` may stand for one input only."""
+    if [*comparisons, names, labels, test_file].count(Path("-")) > 1:
+        raise BadInput("'-' (standard input) is given for two inputs; it can be read once")
+
+    def stdin(path):
+        return STDIN if path == Path("-") else path
+
+    return tuple(map(stdin, comparisons)), stdin(names), stdin(labels), stdin(test_file)
+
+
 def check_input_file(path: Path | None) -> None:
+    """A path that can be read: a file, or a pipe (standard input, a shell's ``<(...)``), read in one pass."""
     if path is None:
         return
     if path.is_dir():
         raise BadInput(f"{path}: is a folder, not a file (several files are read as one: roembed fit "
                        f"{path / '*.csv'} ...)")
-    if not path.is_file():
+    if not path.exists():
         raise BadInput(f"{path}: {missing_file(path)}")
 
 
@@ -325,7 +350,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
                        "(annotator, worker_id, puid, ...)")
-    label_values = read_labels(labels, label_column, data) if labels is not None else None
+    label_values = read_labels(labels, label_column, data, encoding) if labels is not None else None
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
     if 2 * len(used) < data.n_objects:  # mostly unused ids (e.g. 10 of 1,000,000): fit the used ones only

@@ -41,6 +41,8 @@ _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")  # 12, 12.0, 1.
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+#: A stream's first bytes that say it is compressed, whatever its name says (``zcat``-free pipes, ``cat a.gz |``).
+_MAGIC = {rb"\x1f\x8b": gzip.open, rb"BZh[1-9]1AY&SY": bz2.open, rb"\xfd7zXZ\x00": lzma.open}
 #: Characters of text per chunk (a chunk ends at a line end) and rows per batch of a Parquet file:
 #: reading holds the result plus one chunk.  Tests set them small to read a file in many chunks.
 CHUNK_CHARS = 1 << 22
@@ -71,13 +73,19 @@ def _binary(path: Path):
                 archive = stack.enter_context(zipfile.ZipFile(path))
                 member = _zip_member(archive, path)
                 yield stack.enter_context(archive.open(member)), Path(member.filename)
+            elif suffix in _COMPRESSED:
+                opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
+                yield stack.enter_context(opener(path, "rb")), path.with_suffix("")
             else:
-                opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(suffix, open)
-                yield stack.enter_context(opener(path, "rb")), path.with_suffix("") if suffix in _COMPRESSED else path
+                raw = stack.enter_context(open(path, "rb"))
+                head = raw.peek(10)[:10]
+                magic = next((opener for mark, opener in _MAGIC.items() if re.match(mark, head)), None)
+                yield stack.enter_context(magic(raw, "rb")) if magic else raw, path
     except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as exc:
-        if suffix not in _COMPRESSED:
+        if suffix not in _COMPRESSED and not isinstance(exc, (EOFError, lzma.LZMAError, gzip.BadGzipFile)):
             raise
-        raise InvalidComparisonsError(f"{path}: not a readable {suffix} file ({exc})") from None
+        kind = suffix if suffix in _COMPRESSED else "compressed"
+        raise InvalidComparisonsError(f"{path}: not a readable {kind} file ({exc})") from None
 
 
 @contextmanager
@@ -90,7 +98,8 @@ def _text(path: Path, encoding: str):
         raise InvalidComparisonsError(f"{path}: unknown encoding {encoding!r}") from None
     try:
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
-            marked = _marked_encoding(raw) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
+            head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+            marked = _marked_encoding(head) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
             encoding = marked or encoding
             # newline=None: "\r\n" and a lone "\r" (Excel for Mac's "CSV (Macintosh)") read as "\n"
             yield io.TextIOWrapper(raw, encoding=marked or ("utf-8-sig" if codec == "utf-8" else encoding),
@@ -99,9 +108,9 @@ def _text(path: Path, encoding: str):
         raise _undecodable(path, encoding) from None
 
 
-def _marked_encoding(raw) -> str | None:
-    """``"utf-32"`` or ``"utf-16"`` when ``raw`` starts with that encoding's byte-order mark, else None."""
-    head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+def _marked_encoding(head: bytes) -> str | None:
+    """``"utf-32"`` or ``"utf-16"`` when ``head``, a file's first bytes, start with that encoding's byte-order
+    mark, else None."""
     if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         return "utf-32"
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -111,7 +120,11 @@ def _marked_encoding(raw) -> str | None:
 
 def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
     """The error for the first byte of ``path`` that ``encoding`` cannot read, naming its line
-    (the file is read again, in blocks, through an incremental decoder)."""
+    (the file is read again, in blocks, through an incremental decoder; a pipe, read once, gives no line)."""
+    hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
+    advice = f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})"
+    if not path.is_file():  # a pipe: opening a named one again would wait for a writer
+        return InvalidComparisonsError(f"{path}: not {encoding} text; {advice}")
     decoder, newlines = codecs.getincrementaldecoder(encoding)(), 0
     with _binary(path) as (raw, _):
         while True:
@@ -128,14 +141,11 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
                 return InvalidComparisonsError(f"{path}: not {encoding} text")
             newlines += _line_breaks(block)
     if b"\x00" in data:  # no text encoding fixes a binary file
-        advice = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
+        spreadsheet = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
             path.suffix.lower(), "")
-        return InvalidComparisonsError(
-            f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, Parquet and MATLAB .mat{advice}")
-    hint = "latin-1" if encoding.lower().replace("_", "-") in ("utf-8", "utf8", "utf-8-sig") else "utf-8"
-    return InvalidComparisonsError(
-        f"{path} line {line}: not {encoding} text (byte {byte!r}); "
-        f"give its encoding, e.g. encoding={hint!r} (roembed fit --encoding {hint})")
+        return InvalidComparisonsError(f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, "
+                                       f"Parquet and MATLAB .mat{spreadsheet}")
+    return InvalidComparisonsError(f"{path} line {line}: not {encoding} text (byte {byte!r}); {advice}")
 
 
 def missing_file(path) -> str:
@@ -161,11 +171,24 @@ def sniff_separator(path: Path, first_line: str) -> str:
     return ";"
 
 
+def read_text(path, encoding: str = "utf-8") -> str:
+    """A small text file (names, labels) read whole, in one pass (a pipe works too), decoded as the comparisons
+    reader decodes: with utf-8, a UTF-16/32 byte-order mark selects that encoding and utf-8's own is dropped."""
+    data = Path(path).read_bytes()
+    if codecs.lookup(encoding).name == "utf-8":
+        encoding = _marked_encoding(data[:4]) or "utf-8-sig"
+    return data.decode(encoding)
+
+
+def name_lines(text: str) -> list[str]:
+    """The names of a text with one name per line: each stripped, blank lines skipped."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 def read_names(source) -> tuple[str, ...]:
     """Object names from a sequence or a text file with one name per line (blank lines skipped)."""
     if isinstance(source, (str, Path)):
-        lines = Path(source).read_text(encoding="utf-8").splitlines()
-        source = [line.strip() for line in lines if line.strip()]
+        source = name_lines(read_text(source))
     return check_names(source)
 
 
@@ -524,10 +547,10 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
     if not paths:
         raise InvalidComparisonsError("no comparisons: no file given")
-    for p in paths:
+    for p in paths:  # a pipe (/dev/stdin, a shell's <(...)) is read in one pass as text
         if p.is_dir():
             raise InvalidComparisonsError(f"{p}: is a folder, not a file")
-        if not p.is_file():
+        if not p.exists():
             raise FileNotFoundError(f"{missing_file(p)}: {p}")
     if names is not None:
         names = read_names(names)
