@@ -4,6 +4,7 @@ import bz2
 import codecs
 import gzip
 import lzma
+import warnings
 import zipfile
 
 import numpy as np
@@ -69,6 +70,26 @@ def test_a_text_that_merely_starts_like_a_bzip2_stream_is_text(tmp_path):
     assert read_comparisons(path).object_names == ("BZh9", "b", "c")
     path.write_text("BZh9,b,c\nb,c,BZh9\n")  # headerless: the first line is data
     assert len(read_comparisons(path, columns=["anchor", "closer", "farther"])) == 2
+
+
+def test_a_file_given_twice_stops_and_a_second_download_is_named(tmp_path):
+    path = tmp_path / "votes.csv"
+    path.write_text(TEXT)
+    for again in (path, tmp_path / "." / "votes.csv"):
+        with pytest.raises(InvalidComparisonsError, match=r"votes.csv: given twice.*; each file is read once"):
+            read_comparisons([path, again])
+    copy = tmp_path / "votes (1).csv"  # the same export downloaded again: its votes would count twice
+    copy.write_text(TEXT)
+    other = tmp_path / "other.csv"  # the same size, other bytes: no warning
+    other.write_text(TEXT.replace("José", "Josa"))
+    with pytest.warns(UserWarning, match=r"votes \(1\).csv: the same bytes as .*votes.csv: each of its responses "
+                                         r"counts twice") as caught:
+        both = read_comparisons([path, copy, other])
+    assert len([w for w in caught if "same bytes" in str(w.message)]) == 1
+    assert len(both) == 3 * len(EXPECTED)  # still read: a warning, not a guess about which to drop
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_comparisons([path, other])
 
 
 def _through_a_pipe(tmp_path, data: bytes, **kwargs):

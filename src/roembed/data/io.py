@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import hashlib
 import io
 import json
 import lzma
@@ -552,6 +553,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
             raise InvalidComparisonsError(f"{p}: is a folder, not a file")
         if not p.exists():
             raise FileNotFoundError(f"{missing_file(p)}: {p}")
+    _repeated_files(paths)
     if names is not None:
         names = read_names(names)
     if len(paths) == 1 and _is_parquet(paths[0]):
@@ -573,6 +575,34 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
             builder.add(frame, where)
     comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
+
+
+def _repeated_files(paths: list[Path]) -> None:
+    """Several files read as one, two of them the same file (an error) or the same bytes (a warning: a second
+    download, ``votes (1).csv``, counts each of its responses twice).  Bytes are compared only between files
+    of one size."""
+    first: dict = {}
+    by_size: dict = {}
+    for p in paths:
+        if not p.is_file():
+            continue
+        stat = p.stat()
+        if (stat.st_dev, stat.st_ino) in first:
+            also = first[stat.st_dev, stat.st_ino]
+            raise InvalidComparisonsError(f"{p}: given twice{'' if str(also) == str(p) else f' (also as {also})'}; "
+                                          "each file is read once")
+        first[stat.st_dev, stat.st_ino] = p
+        by_size.setdefault(stat.st_size, []).append(p)
+    digests: dict = {}
+    for same_size in (group for group in by_size.values() if len(group) > 1):
+        for p in same_size:
+            with open(p, "rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").digest() if hasattr(hashlib, "file_digest") else \
+                    hashlib.sha256(fh.read()).digest()
+            if digest in digests:
+                warn(f"{p}: the same bytes as {digests[digest]}: each of its responses counts twice "
+                     "(drop one if it is a second download)")
+            digests.setdefault(digest, p)
 
 
 def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, names_path=None) -> Path:
