@@ -230,6 +230,16 @@ def test_a_dash_reads_the_comparisons_from_standard_input_even_compressed(files,
     assert not (tmp_path / "no").exists()
 
 
+def test_a_training_file_given_as_the_test_file_stops(files, tmp_path):
+    _, csv, _, _ = files
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(csv.read_bytes())
+    for test_file in (csv, copy):
+        one_line_error(run(csv, "--test", test_file, "--out", tmp_path / "no"),
+                       f"--test {test_file}: the same comparisons as {csv}", "training error")
+    assert not (tmp_path / "no").exists()
+
+
 def test_holdout_keeps_each_query_on_one_side(files):
     from roembed.data.io import read_comparisons
     from roembed.model_selection import holdout_split

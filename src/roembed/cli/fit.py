@@ -1,6 +1,7 @@
 """``roembed fit``: embed a comparisons file, report outliers and annotators."""
 from __future__ import annotations
 
+import filecmp
 import io
 import time
 from pathlib import Path
@@ -250,6 +251,7 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
         check_input_file(path)
     if test_file is not None and holdout > 0:
         raise BadInput(f"--test {test_file} and --holdout {holdout:g}: give one or the other")
+    check_test_is_not_training(test_file, comparisons)
     if (labels is None) != (label_column is None):
         raise BadInput("--labels and --label-column go together")
     lam = parse_lam(lam)
@@ -297,6 +299,17 @@ def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
         return STDIN if path == Path("-") else path
 
     return tuple(map(stdin, comparisons)), stdin(names), stdin(labels), stdin(test_file)
+
+
+def check_test_is_not_training(test_file: Path | None, comparisons: tuple[Path, ...]) -> None:
+    """``--test`` naming a training file, or a copy of one: its error would be the training error, shown as the
+    error on new answers."""
+    if test_file is None or not test_file.is_file():
+        return
+    for path in comparisons:
+        if path.is_file() and filecmp.cmp(path, test_file, shallow=False):
+            raise BadInput(f"--test {test_file}: the same comparisons as {path}, which is fitted; its error would "
+                           "be the training error (give answers the fit does not see, or --holdout)")
 
 
 def check_input_file(path: Path | None) -> None:
