@@ -299,6 +299,8 @@ def test_bad_options_and_files(files):
     one_line_error(run(folder / "missing.csv", "--out", folder / "o"), "missing.csv", "no such file")
     one_line_error(run("https://example.org/responses.csv", "--out", folder / "o"), "example.org/responses.csv",
                    "a web address: roembed reads files on this machine only (download it first)")
+    one_line_error(run(folder / "day*.csv", "--out", folder / "o"), "day*.csv",  # the shell left it: no match
+                   "no such file, and no file matches it as a pattern")
     one_line_error(run(csv, "--out", folder / "o", "--lam", "abc"), "--lam")
     one_line_error(run(csv, "--out", folder / "o", "--lam", "-1"), "--lam")
     one_line_error(run(csv, "--out", folder / "o", "--labels", labels), "--label-column")

@@ -304,6 +304,9 @@ def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):
         read_comparisons(tmp_path / "missing.csv")
     with pytest.raises(FileNotFoundError, match="a web address: roembed reads files on this machine only"):
         read_comparisons("https://example.org/responses.csv")  # never downloaded
+    (tmp_path / "day1.csv").write_text("anchor,closer,farther\n0,1,2\n")
+    with pytest.raises(FileNotFoundError, match=r"no file matches it as a pattern .*sorted\(glob.glob"):
+        read_comparisons(tmp_path / "day*.csv")  # Python does not expand it
 
 
 @pytest.mark.parametrize("text, hint", [
