@@ -74,6 +74,26 @@ def test_folder_and_estimator_give_the_same_tables(fitted, run_folder):
     assert set(from_folder.annotators["annotator"]) == {f"w{a}" for a in np.unique(est.graph_.comparisons.annotator)}
 
 
+def test_the_label_legend_sits_beside_the_map_most_frequent_first_and_is_not_clickable(fitted):
+    """Inside the map it covered objects; Bokeh's grouped legend listed labels in data order, and a click on
+    any one hid every point (a grouped legend hides its whole renderer)."""
+    from bokeh.models import Legend
+
+    from roembed.report.page import build
+
+    est, _ = fitted
+    labels = ["rare"] + ["common"] * 12 + ["middle"] * 7  # in data order: rare, common, middle
+    layout = build(from_estimator(est, labels=labels))
+    plot = next(m for m in layout.references() if getattr(m, "name", None) == "map")
+    legend = next(m for m in plot.right if isinstance(m, Legend))
+    shown = [item.label.value for item in legend.items]
+    assert shown[:3] == ["common (12)", "middle (7)", "rare (1)"] and shown[3] == "called farther"
+    assert legend.click_policy == "none" and not any(isinstance(m, Legend) for m in plot.center)
+    points = legend.items[0].renderers[0]
+    assert [points.data_source.data["category"][item.index] for item in legend.items[:3]] == \
+        ["common", "middle", "rare"]  # each entry drawn with its own label's colour
+
+
 def test_report_file_is_self_contained_and_lists_every_object(run_folder):
     page = (run_folder / "report.html").read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]+src=|<link[^>]+href=", page)  # scripts and styles inline (the browser test checks requests)

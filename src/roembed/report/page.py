@@ -102,6 +102,20 @@ def _table(source, columns, *, width, height, name=None):
                      index_position=None, name=name, autosize_mode="none", reorderable=False)
 
 
+def _label_legend(points, cats: np.ndarray, factors: list[str], used: np.ndarray, title: str):
+    """The labels' legend: most frequent first, each with its count of drawn objects, as the static plot's.  Not
+    clickable: Bokeh hides a whole renderer for any entry of a grouped legend, so a click on one label hid them all."""
+    from bokeh.core.property.vectorization import value
+    from bokeh.models import Legend, LegendItem
+
+    drawn = pd.Series(cats[used]).value_counts()
+    first = {c: int(used[cats[used] == c][0]) for c in factors if drawn.get(c, 0)}
+    items = [LegendItem(label=value(f"{c} ({drawn[c]})"), renderers=[points], index=first[c])
+             for c in factors if c in first]
+    return Legend(items=items, title=title, location="top_left", label_text_font_size="8pt",
+                  background_fill_alpha=0.6)
+
+
 def build(data: ReportData, *, axes=None, title: str | None = None):
     """The Bokeh layout of the report and the HTML around it (header, summary, index)."""
     from bokeh.layouts import column, row
@@ -175,13 +189,10 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.astype(np.int32))),
                           size=size, color=colour, line_color="white", line_width=0.5,
                           alpha=0.85, nonselection_alpha=0.4, selection_line_color="black",
-                          selection_line_width=2, **({"legend_field": "category"} if has_labels else {}))
+                          selection_line_width=2)
     if has_labels:
-        plot.legend.location = "top_left"
-        plot.legend.title = data.summary.get("label_column") or "label"
-        plot.legend.label_text_font_size = "8pt"
-        plot.legend.click_policy = "hide"
-        plot.legend.background_fill_alpha = 0.6
+        plot.add_layout(_label_legend(points, cats, factors, used, data.summary.get("label_column") or "label"),
+                        "right")  # beside the map, where it hides no object (inside, a dozen labels covered a corner)
     hover = HoverTool(renderers=[points], tooltips=_tooltip_html(tooltips) if "thumbnail" in object_data
                       else tooltips)
     plot.add_tools(hover, TapTool(renderers=[points]))
