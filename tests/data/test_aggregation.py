@@ -193,6 +193,17 @@ def test_annotator_index_is_kept_read_only_and_follows_the_rows():
     assert sub_ids.tolist() == ["a", "c"] and sub_who.tolist() == [0, 1]
 
 
+def test_one_row_is_a_one_row_subset_and_iteration_walks_the_rows():
+    c = Comparisons([[0, 1, 2], [1, 2, 0], [2, 0, 1]], annotator=["b", "a", "b"], object_names=["x", "y", "z"])
+    last = c[-1]  # was "expected rows of 3 ... got shape (4,)"
+    assert len(last) == 1 and last.triplets.tolist() == [[2, 0, 1]] and last.annotator.tolist() == ["b"]
+    assert last.object_names == ("x", "y", "z") and last.n_objects == 3
+    rows = list(c)
+    assert [r.triplets.tolist() for r in rows] == [[[0, 1, 2]], [[1, 2, 0]], [[2, 0, 1]]]
+    with pytest.raises(IndexError):
+        c[3]
+
+
 def test_edge_table_lists_each_edges_distinct_annotators_sorted_as_text():
     # edge (0,1,0,2) has annotators 10, 9, 10: listed once each, "10" before "9" as text
     c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2, 0]], annotator=[10, 9, 10, 7],

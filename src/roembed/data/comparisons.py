@@ -414,8 +414,9 @@ class Comparisons:
         return Comparisons(**fields)
 
     def __getitem__(self, index) -> "Comparisons":
-        """Subset of rows (integer array, slice or boolean mask); objects are kept."""
-        index = np.arange(len(self))[index]
+        """Subset of rows (integer array, slice or boolean mask; one integer gives that row alone, so
+        ``for row in comparisons`` walks one-row subsets); objects are kept."""
+        index = np.atleast_1d(np.arange(len(self))[index])
         meta = {k: (None if v is None else v[index]) for k, v in self._meta.items()}
         extra = {k: v[index] for k, v in self._extra.items()}
         copies = None if self._copies is None else self._copies[index]
