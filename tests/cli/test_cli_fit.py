@@ -230,6 +230,13 @@ def test_a_dash_reads_the_comparisons_from_standard_input_even_compressed(files,
     assert not (tmp_path / "no").exists()
 
 
+def test_dash_o_names_the_output_folder_as_in_roembed_report(files, tmp_path):
+    _, csv, _, _ = files
+    result = run(csv, "-o", tmp_path / "short", "--method", "soe", "--quiet")  # was "No such option '-o'"
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "short" / "summary.json").read_text())["settings"]["method"] == "soe"
+
+
 def test_a_training_file_given_as_the_test_file_stops(files, tmp_path):
     _, csv, _, _ = files
     copy = tmp_path / "copy.csv"

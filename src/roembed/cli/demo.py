@@ -13,7 +13,7 @@ from ._report import chosen_params, describe_choice, describe_comparison, make_e
 
 
 @main.command()
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("roembed-demo"),
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=Path("roembed-demo"),
               show_default=True, help="Folder for the plots, tables and summary.json.")
 @click.option("--model", type=click.Choice(["spammers", "unanimous", "majority", "vote"]), default="spammers",
               show_default=True, help="Contamination model of the synthetic data.")

@@ -158,7 +158,7 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
 @click.option("--dim", type=DimensionType(), default=2, show_default=True,
               help="Embedding dimension, or 'auto': chosen by 5-fold query-grouped cross-validation "
                    "(one-standard-error rule; writes dimensions.csv and dimensions.png).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if missing).")
 @click.option("--encoding", default="utf-8", show_default=True,
               help="Text encoding of the input files (e.g. latin-1, cp1252, utf-16).")

@@ -70,7 +70,7 @@ def reproduce() -> None:
 @click.option("--rates", default="0,0.1,0.15,0.2,0.25", show_default=True, help="Contamination rates q.")
 @click.option("--n-test", default=None, type=click.IntRange(1),
               help="Cap the test triplets (default: all ~465,000, the paper's setting).")
-@click.option("--out", default="results/synthetic", show_default=True, type=click.Path(path_type=Path))
+@click.option("--out", "-o", default="results/synthetic", show_default=True, type=click.Path(path_type=Path))
 @_common
 def synthetic(models, rates, n_test, out, trials, methods, n_jobs, seed, retry_errors, no_progress):
     """The simulation: 100 points in R^10, 10k train / 10k validation triplets with 15..50 votes each."""
@@ -89,7 +89,7 @@ def synthetic(models, rates, n_test, out, trials, methods, n_jobs, seed, retry_e
 @click.option("--data", "data_path", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Folder with music_triplets_0based.csv (e.g. ../shared/data/music-aset400-ste).")
 @click.option("--rates", default="0,0.25", show_default=True, help="Shares of training triplets flipped.")
-@click.option("--out", default="results/music", show_default=True, type=click.Path(path_type=Path))
+@click.option("--out", "-o", default="results/music", show_default=True, type=click.Path(path_type=Path))
 @_common
 def music(data_path, rates, out, trials, methods, n_jobs, seed, retry_errors, no_progress):
     """Music artists (aset400): 5,000 train / 2,000 validation / rest test, p = 9."""
