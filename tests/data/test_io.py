@@ -253,6 +253,13 @@ def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
     alone = read_comparisons(_write(tmp_path, "\n".join([salmon, *rows]) + "\n", "one.csv"))
     assert joined.object_names == alone.object_names == ("a.png", "b.png", "c.png")
     assert joined.triplets.tolist() == alone.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    # every line ending in a comma (an empty last header field): the repeated header is still found
+    trailing = _write(tmp_path, "anchor,closer,farther,\nant,bee,cat,\nanchor,closer,farther,\ncat,ant,bee,\n",
+                      "trailing.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"trailing.csv line 3: the header line again"):
+        read_comparisons(trailing)  # was read as a comparison of objects called anchor, closer and farther
+    trailing.write_text("anchor,closer,farther,\nant,bee,cat,\nanchor,closer,farther,x\n")  # a row, not a header
+    assert read_comparisons(trailing).object_names == ("anchor", "ant", "bee", "cat", "closer", "farther")
 
 
 @pytest.mark.parametrize("sep", [",", "\t"])

@@ -617,15 +617,19 @@ def _header_rows(frame: pd.DataFrame) -> np.ndarray | None:
     data, as where files that each begin with a header were joined into one.  Read as data, a file naming
     its objects would gain objects called "anchor", "closer" and "farther".  None where no row can: a
     column of numbers (a header in it would have made it text) or a column not named by text."""
-    columns = list(frame.columns)
-    if not len(frame) or not all(isinstance(c, str) and frame[c].dtype.kind == "O" for c in columns):
+    columns = [c for c in frame.columns if not (isinstance(c, str) and c.startswith("Unnamed: "))]
+    unnamed = [c for c in frame.columns if c not in columns]  # pandas' names of empty header fields (a trailing
+    # comma on every line): empty in a repeated header too
+    if not len(frame) or not columns or not all(isinstance(c, str) and frame[c].dtype.kind == "O" for c in columns):
         return None
     rows = np.ones(len(frame), dtype=bool)
     for column in columns:
         rows &= frame[column].to_numpy(dtype=object) == column
         if not rows.any():
             return None
-    return rows
+    for column in unnamed:
+        rows &= frame[column].isna().to_numpy()
+    return rows if rows.any() else None
 
 
 class ComparisonsBuilder:
