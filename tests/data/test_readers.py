@@ -48,7 +48,9 @@ def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path)
     with zipfile.ZipFile(two, "w") as archive:
         archive.writestr("a.csv", TEXT)
         archive.writestr("b.csv", TEXT)
-    with pytest.raises(InvalidComparisonsError, match=r"two.zip: a .zip must hold exactly one file, it holds a.csv, b.csv"):
+    with pytest.raises(InvalidComparisonsError, match=r"two.zip: a .zip must hold exactly one file, it holds a.csv, "
+                                                      r"b.csv; extract the one to read \(unzip -p .*two.zip a.csv \| "
+                                                      r"roembed fit - ...\)"):
         read_comparisons(two)
 
 

@@ -59,7 +59,8 @@ def _zip_member(archive, path: Path):
                and not m.filename.startswith("__MACOSX/") and not Path(m.filename).name.startswith(".")]
     if len(members) != 1:
         listed = ", ".join(m.filename for m in members[:4]) or "nothing"
-        raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}")
+        how = f"; extract the one to read (unzip -p {path} {members[0].filename} | roembed fit - ...)" if members else ""
+        raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}{how}")
     return members[0]
 
 
