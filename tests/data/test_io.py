@@ -193,6 +193,35 @@ def test_space_separated_files_as_numpy_and_matlab_write_them(tmp_path):
         read_comparisons(_write(tmp_path, "0 1 2\n1 2 0 3\n", "wide.txt"))
 
 
+def test_comment_lines_a_commented_header_and_excels_sep_line(tmp_path):
+    """``np.savetxt(..., header=...)`` writes its header as a comment (``# anchor closer farther``): it was
+    "unknown columns ['#_anchor', ...]", or with spaces a 4-field header over 3-field rows; a comment above the
+    data stopped it too, and Excel's ``sep=;`` line made line 2 "4 fields but line 1 has 2"."""
+    triplets = np.array([[12, 10, 15], [1, 0, 12], [15, 1, 10]])
+    np.savetxt(tmp_path / "space.txt", triplets, fmt="%d", header="anchor closer farther")
+    np.savetxt(tmp_path / "comma.csv", triplets, fmt="%d", delimiter=",", header="anchor,closer,farther")
+    np.savetxt(tmp_path / "note.txt", triplets, fmt="%d", header="triplets of study 3\nanswered 2026")  # not a header
+    for name in ("space.txt", "comma.csv", "note.txt"):
+        assert read_comparisons(tmp_path / name).triplets.tolist() == triplets.tolist(), name
+    np.savetxt(tmp_path / "order.csv", triplets[:, [2, 1, 0]], fmt="%d", delimiter=",", header="farther,closer,anchor")
+    assert read_comparisons(tmp_path / "order.csv").triplets.tolist() == triplets.tolist()  # by name, not position
+    named = _write(tmp_path, "# anchor,closer,farther,annotator\nant,bee,cat,w1\nbee,cat,ant,w2\n", "named.csv")
+    c = read_comparisons(named)  # the first line is data, not a header of objects' names
+    assert c.object_names == ("ant", "bee", "cat") and c.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    commented = _write(tmp_path, "# exported 2026-11-28\nanchor,closer,farther\nant,bee,cat\nbee,cat\n", "x.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"x.csv line 4: object name is missing"):  # lines counted
+        read_comparisons(commented)
+    excel = _write(tmp_path, "sep=;\nanchor;closer;farther\nant;bee;cat\nbee;cat;ant;x\n", "excel.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"excel.csv line 4: has 4 fields but line 2 has 3"):
+        read_comparisons(excel)
+    excel.write_text("sep=;\nanchor;closer;farther\nant;bee;cat\nbee;cat;ant\n")
+    assert read_comparisons(excel).triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    with pytest.raises(InvalidComparisonsError, match=r"wide.txt line 2: a file without a header must have 3"):
+        read_comparisons(_write(tmp_path, "# five columns\n1 2 3 4 5\n", "wide.txt"))
+    with pytest.raises(InvalidComparisonsError, match=r"only.txt: no comparisons: nothing after the 1 line"):
+        read_comparisons(_write(tmp_path, "# nothing yet\n", "only.txt"))
+
+
 def test_a_next_triplets_export_reads_as_salmon_responses(tmp_path):
     """NEXT's Triplets app exports Center, Left, Right and the object chosen as Answer."""
     rows = ("p1,2016-01-11 20:29:01.5,a.jpg,b.jpg,c.jpg,c.jpg,RandomSampling\n"

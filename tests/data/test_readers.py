@@ -107,11 +107,20 @@ def _through_a_pipe(tmp_path, data: bytes, **kwargs):
         with open(fifo, "wb") as fh:
             fh.write(data)
 
+    done = threading.Event()
+
+    def watchdog():  # a reader that opens the pipe again would wait for a writer forever: give it one, and EOF,
+        if not done.wait(30):  # so that the test fails instead of hanging
+            with open(fifo, "wb"):
+                pass
+
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
+    threading.Thread(target=watchdog, daemon=True).start()
     try:
         return read_comparisons(fifo, **kwargs)
     finally:
+        done.set()
         if writer.is_alive():  # the reader failed before opening the pipe: let the writer finish
             with open(fifo, "rb") as fh:
                 fh.read()

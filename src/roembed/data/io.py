@@ -27,7 +27,7 @@ import pandas as pd
 from .._io import atomic_path, atomic_write
 from .._warn import warn
 from .comparisons import Comparisons
-from .convert import ComparisonsBuilder, _norm, check_names, to_frame
+from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -212,34 +212,69 @@ def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
         raise InvalidComparisonsError(f"{where(r)}: has {fields} but other rows have {frame.shape[1]}{mixed}")
 
 
-def _header(first: str, name: Path, path: Path, columns) -> tuple[str, list | None, bool]:
-    """``(separator, column names to give, headerless)`` from the first line of a text file.
+def _header(first: str, name: Path, path: Path, columns, sep: str | None = None,
+            number: int = 1) -> tuple[str, list | None, bool]:
+    """``(separator, column names to give, headerless)`` from the first line of a text file (file line ``number``,
+    after :func:`_preamble`'s lines; ``sep``: the separator it named, if any).
 
     A file is headerless when its first line is all numbers, or when ``columns`` lists names and the first
     line is not those names: the list is the header the file lacks, and a first row of string ids (object
     names, annotators) is data, not a header to drop."""
     if not first.strip():
-        raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty")
-    sep = sniff_separator(name, first)
-    if sep == "," and "," not in first and len(first.split()) > 1:  # no tab, comma or semicolon: spaces
-        sep = WHITESPACE
-    fields = first.split() if sep == WHITESPACE else [f.strip() for f in first.rstrip("\r\n").split(sep)]
+        raise InvalidComparisonsError(f"{path}: no comparisons: the file is empty" if number == 1 else
+                                      f"{path}: no comparisons: nothing after the {number - 1} line(s) before line "
+                                      f"{number} (comments or a sep= line)")
+    sep = sep or _separator(first, name)
+    fields = _fields(first, sep)
     headerless = all(_NUMBER.fullmatch(f) for f in fields)
     if isinstance(columns, (list, tuple)):
         headerless = [_norm(f.strip('"')) for f in fields] != [_norm(c) for c in columns]
         if headerless and len(fields) != len(columns):
-            raise InvalidComparisonsError(f"{path} line 1: has {len(fields)} columns but {len(columns)} column names "
-                                          f"were given ({','.join(map(str, columns))})")
+            raise InvalidComparisonsError(f"{path} line {number}: has {len(fields)} columns but {len(columns)} column "
+                                          f"names were given ({','.join(map(str, columns))})")
     if headerless and not isinstance(columns, (list, tuple)):
         if len(fields) not in _HEADERLESS:
             raise InvalidComparisonsError(
-                f"{path} line 1: a file without a header must have 3 (triplet) or 4 (quadruplet) columns, "
+                f"{path} line {number}: a file without a header must have 3 (triplet) or 4 (quadruplet) columns, "
                 f"got {len(fields)}; add a header line naming them (e.g. anchor,closer,farther,annotator; "
                 f"roembed fit --help lists the odd-one-out and salmon columns), or name them: roembed fit --columns "
                 f"a,b,c,... or, in Python, columns=[names...]"
             )
         columns = _HEADERLESS[len(fields)]
     return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
+
+
+def _separator(line: str, name: Path) -> str:
+    """The separator of a comparisons file with first line ``line``: :func:`sniff_separator`'s, or
+    :data:`WHITESPACE` where the line has no tab, comma or semicolon but several fields."""
+    sep = sniff_separator(name, line)
+    return WHITESPACE if sep == "," and "," not in line and len(line.split()) > 1 else sep
+
+
+def _fields(line: str, sep: str) -> list[str]:
+    return line.split() if sep == WHITESPACE else [f.strip() for f in line.rstrip("\r\n").split(sep)]
+
+
+def _preamble(fh, name: Path) -> tuple[str, str | None, list | None, int]:
+    """``(first line, separator, header, lines read before it)``: the lines before a text file's header or data
+    that are not a table's.  Excel's ``sep=;`` line names the separator; lines starting with ``#`` are comments
+    (``numpy.savetxt(..., header=...)`` writes its header as one: ``# anchor,closer,farther``).  The last comment is
+    the header when its fields are as many as the first line's and name a format's object columns (a comment that
+    merely has that many words is not), and then the first line is data."""
+    first, sep, comment, skipped = fh.readline().lstrip("\ufeff"), None, None, 0
+    if re.fullmatch(r"sep=.\s*", first, re.IGNORECASE):
+        sep, first, skipped = first[4], fh.readline(), 1
+    while first.startswith("#"):
+        comment, first, skipped = first.lstrip("#").strip(), fh.readline(), skipped + 1
+    if comment is None or not first.strip():
+        return first, sep, None, skipped
+    sep_of_data = sep or _separator(first, name)
+    fields = _fields(comment, sep_of_data)
+    named = {_norm(f) for f in fields}
+    if len(fields) == len(_fields(first, sep_of_data)) and any(
+            named.issuperset(cols) for candidates in FORMATS.values() for cols in candidates):
+        return first, sep_of_data, fields, skipped
+    return first, sep, None, skipped
 
 
 def _blocks(fh, size: int, start: str = ""):
@@ -261,8 +296,9 @@ def _blocks(fh, size: int, start: str = ""):
 _CSV = dict(skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True, low_memory=False)
 
 
-def _parsed(block: str, sep: str, names: list, path: Path, line: int) -> pd.DataFrame:
-    """One block of rows (its first on file line ``line``) as a frame with columns ``names``.
+def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_line: int = 1) -> pd.DataFrame:
+    """One block of rows (its first on file line ``line``; the header, or the first row, on ``header_line``) as a
+    frame with columns ``names``.
 
     Each block is its own ``read_csv`` (pandas < 3.1 drops the extra fields of a row that opens a
     ``chunksize`` chunk), with ``index_col=False`` (else pandas takes the extra fields of a block's
@@ -276,32 +312,35 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int) -> pd.Data
             found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
             if not found:
                 raise InvalidComparisonsError(f"{path}: cannot parse: {exc}") from None
-            raise _width_error(path, line + int(found[2]) - 1, int(found[3]), len(names)) from None
+            raise _width_error(path, line + int(found[2]) - 1, int(found[3]), len(names), header_line) from None
     for warning in caught:
         if "does not match length of data" in str(warning.message):  # the first row is too wide
             first = pd.read_csv(io.StringIO(block.split("\n", 1)[0]), sep=sep, header=None, **_CSV)
-            raise _width_error(path, line, first.shape[1], len(names))
+            raise _width_error(path, line, first.shape[1], len(names), header_line)
         warn(warning.message, warning.category)
     return frame
 
 
-def _width_error(path: Path, line: int, saw: int, expected: int) -> InvalidComparisonsError:
+def _width_error(path: Path, line: int, saw: int, expected: int, header_line: int = 1) -> InvalidComparisonsError:
     mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
-    return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line 1 has {expected}{mixed}")
+    return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line {header_line} has {expected}{mixed}")
 
 
 def _text_frames(path: Path, columns, encoding: str):
     """Yields ``(frame, where)`` for each block of about :data:`CHUNK_CHARS` characters of a text file;
     ``where`` names the file's lines (the header is line 1)."""
     with _text(path, encoding) as (fh, name):
-        first = fh.readline().lstrip("\ufeff")
-        sep, names, headerless = _header(first, name, path, columns)
+        first, sep, commented, skipped = _preamble(fh, name)
+        if commented is not None and columns is None:  # numpy.savetxt's header, "# anchor,closer,farther"
+            columns = commented
+        sep, names, headerless = _header(first, name, path, columns, sep, skipped + 1)
         header = names if headerless else list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
-        line, any_rows = (1 if headerless else 2), False
+        line, any_rows = skipped + (1 if headerless else 2), False
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
-            frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line), block, sep, line)
-            if line == 1 and isinstance(columns, (list, tuple)):
-                _other_header_error(frame, path, first.strip(), columns)
+            frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line, skipped + 1), block, sep,
+                                                line)
+            if line == skipped + 1 and isinstance(columns, (list, tuple)) and columns is not commented:
+                _other_header_error(frame, path, first.strip(), columns, skipped + 1)
             if not headerless and names is not None:
                 frame.columns = names
             where = RowLocator(str(path), lines=lines)
@@ -334,7 +373,7 @@ def _without_blank_lines(frame: pd.DataFrame, block: str, sep: str, line: int):
     return frame[~blank].reset_index(drop=True), lines[~blank]
 
 
-def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns) -> None:
+def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns, number: int = 1) -> None:
     """Given names for a file without a header, line 1 was read as data (it is not those names).  It is a header
     after all -- other names -- when a column holds text on line 1 and numbers on every other line of the
     first block: an error rather than a comparison of objects named like columns."""
@@ -344,7 +383,7 @@ def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns) ->
         head = pd.to_numeric(frame[column].iloc[:1], errors="coerce")
         if head.isna().all() and pd.to_numeric(frame[column].iloc[1:], errors="coerce").notna().all():
             raise InvalidComparisonsError(
-                f"{path} line 1: looks like a header ({first}), not the names given ({','.join(map(str, columns))}); "
+                f"{path} line {number}: looks like a header ({first}), not the names given ({','.join(map(str, columns))}); "
                 "names are for a file without a header: rename a file's own columns with old=new "
                 "(roembed fit --columns) or a dict in Python")
 
