@@ -147,7 +147,7 @@ def test_a_binary_file_is_named_binary_not_given_an_encoding_hint(tmp_path):
     path.write_bytes(b"MATLAB 5.0 MAT-file, Platform: GLNXA64" + b" " * 78 + b"\x00\x01IM\x0f\x00\x9c\xff" * 4)
     with pytest.raises(InvalidComparisonsError, match=r"triplets.bin line 1: a binary file, not text") as info:
         read_comparisons(path)
-    assert "encoding" not in str(info.value) and "MATLAB .mat" in str(info.value)
+    assert "encoding" not in str(info.value) and "MATLAB .mat and NumPy .npy/.npz" in str(info.value)
 
 
 def test_a_matlab_file_of_triplets_or_quadruplets_is_read_in_its_own_numbering(tmp_path):
@@ -165,6 +165,35 @@ def test_a_matlab_file_of_triplets_or_quadruplets_is_read_in_its_own_numbering(t
     savemat(tmp_path / "bad.mat", {"triplets": np.array([[1, 2, 3], [4, 4, 5]])})
     with pytest.raises(InvalidComparisonsError, match=r"bad.mat triplets row 2: .*repeats an object"):
         read_comparisons(tmp_path / "bad.mat")
+
+
+def test_numpy_files_hold_one_array_of_indices_or_names(tmp_path):
+    """``np.save("triplets.npy", T)``, a cblearn user's habit, was "a binary file, not text"."""
+    triplets = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 3]])
+    np.save(tmp_path / "t.npy", triplets)
+    assert read_comparisons(tmp_path / "t.npy").triplets.tolist() == triplets.tolist()
+    np.save(tmp_path / "q.npy", np.array([[0, 1, 2, 3], [1, 2, 0, 3]], dtype=np.int32))
+    assert read_comparisons(tmp_path / "q.npy").quadruplets.tolist() == [[0, 1, 2, 3], [1, 2, 0, 3]]
+    np.savez(tmp_path / "split.npz", train=triplets, labels=np.arange(4))  # the one array of 3 columns
+    assert read_comparisons(tmp_path / "split.npz").triplets.tolist() == triplets.tolist()
+    names = np.array([["ant", "bee", "cat"], ["bee", "cat", "ant"]])
+    np.save(tmp_path / "n.npy", names)
+    named = read_comparisons(tmp_path / "n.npy")
+    assert named.object_names == ("ant", "bee", "cat") and named.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    np.save(tmp_path / "bad.npy", np.array([[0, 1, 2], [1, 1, 2]]))  # rows counted from 0, as NumPy counts
+    with pytest.raises(InvalidComparisonsError, match=r"bad.npy row 1: the first pair repeats an object"):
+        read_comparisons(tmp_path / "bad.npy")
+    np.savez(tmp_path / "two.npz", triplets, triplets)
+    with pytest.raises(InvalidComparisonsError, match=r"two.npz: needs exactly one array of 3 or 4 columns .*found 2: "
+                                                      r"arr_0 \(3x3 int64\), arr_1"):
+        read_comparisons(tmp_path / "two.npz")
+    np.save(tmp_path / "objects.npy", names.astype(object), allow_pickle=True)  # never unpickled
+    with pytest.raises(InvalidComparisonsError, match=r"objects.npy: not a NumPy file that numpy.load can read "
+                                                      r"without pickle"):
+        read_comparisons(tmp_path / "objects.npy")
+    (tmp_path / "text.npy").write_text("0,1,2\n")
+    with pytest.raises(InvalidComparisonsError, match=r"text.npy: not a NumPy file"):
+        read_comparisons(tmp_path / "text.npy")
 
 
 def test_a_matlab_file_without_one_array_of_comparisons_says_what_it_holds(tmp_path):

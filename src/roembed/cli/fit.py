@@ -228,8 +228,9 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
 def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base, names, method, loss, lam, seed, holdout, test_file,
         max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid, n_bootstrap, bootstrap_unit,
         bootstrap_store, jobs, svg, html_report, quiet, verbose):
-    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet; several
-    files with the same columns are read as one; .gz, .bz2, .xz and one-file .zip work).
+    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet, or one array
+    in .mat/.npy/.npz; several files with the same columns are read as one; .gz, .bz2, .xz and
+    one-file .zip work; - reads standard input).
 
     The format is detected from the columns: triplets (anchor, closer, farther),
     quadruplets (i, j, l, k), odd-one-out answers (a, b, c and odd: the odd object, or

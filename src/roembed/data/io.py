@@ -146,7 +146,7 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
         spreadsheet = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
             path.suffix.lower(), "")
         return InvalidComparisonsError(f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, "
-                                       f"Parquet and MATLAB .mat{spreadsheet}")
+                                       f"Parquet, MATLAB .mat and NumPy .npy/.npz{spreadsheet}")
     return InvalidComparisonsError(f"{path} line {line}: not {encoding} text (byte {byte!r}); {advice}")
 
 
@@ -496,27 +496,26 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
 
 def _frames(path: Path, columns, encoding: str):
     """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet or MATLAB file."""
-    if _is_parquet(path) or _is_json(path) or _is_mat(path):
+    if _is_parquet(path) or _is_json(path) or _is_array_file(path):
         if isinstance(columns, (list, tuple)):
             raise ValueError("a list of column names is only for text files without a header; rename this "
                              "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
-        if _is_mat(path):
-            return _mat_frames(path)
+        if _is_array_file(path):
+            return _array_frames(path)
         return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
     return _text_frames(path, columns, encoding)
 
 
-_MAT_COLUMNS = {3: ["i", "j", "k"], 4: ["i", "j", "l", "k"]}
+_ARRAY_COLUMNS = {3: ["i", "j", "k"], 4: ["i", "j", "l", "k"]}
+_ARRAY_FILES = (".mat", ".npy", ".npz")
 
 
-def _is_mat(path: Path) -> bool:
-    return path.suffix.lower() == ".mat"
+def _is_array_file(path: Path) -> bool:
+    return path.suffix.lower() in _ARRAY_FILES
 
 
-def _mat_frames(path: Path):
-    """Yields one ``(frame, where)``: the one numeric array of 3 (triplets ``i, j, k``) or 4 (quadruplets) columns
-    of a MATLAB file (``scipy.io.loadmat``: versions 4 to 7.2), a comparison per row, rows counted from 1.
-    MATLAB numbers objects from 1: read such files with ``index_base=1``."""
+def _mat_variables(path: Path) -> dict:
+    """The variables of a MATLAB file (``scipy.io.loadmat``: versions 4 to 7.2)."""
     from scipy.io import loadmat
 
     try:
@@ -526,20 +525,46 @@ def _mat_frames(path: Path):
                                       f"with save(..., '-v7') or as CSV") from None
     except Exception as exc:  # scipy raises ValueError, MatReadError, TypeError... for what is not a MAT file
         raise InvalidComparisonsError(f"{path}: not a MATLAB file that scipy.io.loadmat can read ({exc})") from None
-    found = {k: v for k, v in variables.items() if not k.startswith("__")}
-    arrays = {k: v for k, v in found.items() if isinstance(v, np.ndarray) and v.ndim == 2 and v.shape[1] in _MAT_COLUMNS
-              and v.dtype.kind in "iuf"}
+    return {k: v for k, v in variables.items() if not k.startswith("__")}
+
+
+def _numpy_variables(path: Path) -> dict:
+    """The arrays of a NumPy file: ``{"": array}`` for ``.npy``, the named arrays of ``.npz`` (never unpickled)."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            return {"": loaded}
+        with loaded:
+            return {k: loaded[k] for k in loaded.files}
+    except (ValueError, OSError, EOFError) as exc:  # not a NumPy file, or an object array (needs pickle)
+        raise InvalidComparisonsError(f"{path}: not a NumPy file that numpy.load can read without pickle "
+                                      f"({exc})") from None
+
+
+def _array_frames(path: Path):
+    """Yields one ``(frame, where)``: the one array of 3 (triplets ``i, j, k``) or 4 (quadruplets) columns in a
+    MATLAB (``.mat``) or NumPy (``.npy``, ``.npz``: ``np.save(path, triplets)``) file, a comparison per row.  Its
+    rows are counted as each language counts: from 1 in MATLAB, from 0 in NumPy.  MATLAB numbers objects from 1
+    too: read such files with ``index_base=1``.  NumPy arrays may hold object names (strings)."""
+    matlab = path.suffix.lower() == ".mat"
+    found = _mat_variables(path) if matlab else _numpy_variables(path)
+    kinds = "iuf" if matlab else "iufU"
+    arrays = {k: v for k, v in found.items() if isinstance(v, np.ndarray) and v.ndim == 2
+              and v.shape[1] in _ARRAY_COLUMNS and v.dtype.kind in kinds}
     if len(arrays) != 1:
-        listed = ", ".join(f"{k} ({'x'.join(map(str, np.shape(v)))} {getattr(v, 'dtype', type(v).__name__)})"
-                           for k, v in found.items()) or "no variables"
+        listed = ", ".join(f"{k or 'the array'} ({'x'.join(map(str, np.shape(v)))} "
+                           f"{getattr(v, 'dtype', type(v).__name__)})" for k, v in found.items()) or "no variables"
         raise InvalidComparisonsError(
-            f"{path}: needs exactly one numeric array of 3 or 4 columns (a comparison per row), "
+            f"{path}: needs exactly one {'numeric ' if matlab else ''}array of 3 or 4 columns (a comparison per row), "
             f"found {len(arrays)}: {listed}")
     (name, array), = arrays.items()
     if array.dtype.kind == "f" and np.array_equal(array, np.round(array)):
         array = array.astype(np.int64)  # MATLAB's doubles holding indices
-    yield (pd.DataFrame(array, columns=_MAT_COLUMNS[array.shape[1]]),
-           RowLocator(f"{path} {name} row", lines=np.arange(1, len(array) + 1)))
+    first_row = 1 if matlab else 0
+    yield (pd.DataFrame(array.astype(object) if array.dtype.kind == "U" else array,
+                        columns=_ARRAY_COLUMNS[array.shape[1]]),
+           RowLocator(f"{path} {name} row" if name else f"{path} row",
+                      lines=np.arange(first_row, first_row + len(array))))
 
 
 def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> None:
@@ -556,7 +581,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
                      odd_position_base: int = 0, index_base: int = 0):
     """Reads comparisons from a CSV/TSV (separator guessed: tab, comma, semicolon, else spaces), JSON (see
-    :func:`_json_frames`), Parquet or MATLAB (``.mat``, one array of 3 or 4 columns; :func:`_mat_frames`) file,
+    :func:`_json_frames`), Parquet, MATLAB (``.mat``) or NumPy (``.npy``, ``.npz``) file (one array of 3 or 4
+    columns; :func:`_array_frames`),
     or from several.
 
     ``path``: a file, or a list of files with the same columns, read as one (errors
