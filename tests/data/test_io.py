@@ -193,6 +193,17 @@ def test_space_separated_files_as_numpy_and_matlab_write_them(tmp_path):
         read_comparisons(_write(tmp_path, "0 1 2\n1 2 0 3\n", "wide.txt"))
 
 
+def test_a_home_relative_path_is_expanded_as_pandas_expands_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "data").mkdir()
+    c = Comparisons([[0, 1, 2], [1, 2, 0]], object_names=["ant", "bee", "cat"])
+    written = write_comparisons(c, "~/data/votes.csv", names_path="~/data/names.txt")  # was "no such file"
+    assert written == tmp_path / "data" / "votes.csv" and (tmp_path / "data" / "names.txt").is_file()
+    again = read_comparisons("~/data/votes.csv", names="~/data/names.txt")
+    assert again.triplets.tolist() == c.triplets.tolist() and again.object_names == c.object_names
+    assert read_comparisons(["~/data/votes.csv"]).object_names == c.object_names
+
+
 def test_comment_lines_a_commented_header_and_excels_sep_line(tmp_path):
     """``np.savetxt(..., header=...)`` writes its header as a comment (``# anchor closer farther``): it was
     "unknown columns ['#_anchor', ...]", or with spaces a 4-field header over 3-field rows; a comment above the

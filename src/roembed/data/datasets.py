@@ -25,7 +25,7 @@ __all__ = ["load_music", "load_music_genres", "load_material", "load_things"]
 
 
 def _folder(path, required: tuple[str, ...]) -> Path:
-    path = Path(path)
+    path = Path(path).expanduser()
     missing = [name for name in required if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path}: missing {', '.join(missing)} (is this the right data folder?)")

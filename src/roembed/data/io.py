@@ -179,7 +179,7 @@ def sniff_separator(path: Path, first_line: str) -> str:
 def read_text(path, encoding: str = "utf-8") -> str:
     """A small text file (names, labels) read whole, in one pass (a pipe works too), decoded as the comparisons
     reader decodes: with utf-8, a UTF-16/32 byte-order mark selects that encoding and utf-8's own is dropped."""
-    data = Path(path).read_bytes()
+    data = Path(path).expanduser().read_bytes()
     if codecs.lookup(encoding).name == "utf-8":
         encoding = _marked_encoding(data[:4]) or "utf-8-sig"
     return data.decode(encoding)
@@ -614,7 +614,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     arrays before the next is parsed (:class:`~roembed.data.convert.ComparisonsBuilder`), so
     the memory a read needs is about that of the result plus one chunk, not that of the text.
     """
-    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    paths = [Path(p).expanduser() for p in (path if isinstance(path, (list, tuple)) else [path])]  # ~ as pandas
     if not paths:
         raise InvalidComparisonsError("no comparisons: no file given")
     for p in paths:  # a pipe (/dev/stdin, a shell's <(...)) is read in one pass as text
@@ -683,7 +683,7 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
     objects that occur; pass ``names_path`` to also write the names (one per line) and
     read them back with ``read_comparisons(path, names=names_path)`` for an exact round trip.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     frame = to_frame(comparisons, names=names)
     if _is_parquet(path):
         try:
@@ -703,6 +703,6 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
     if names_path is not None:
         if comparisons.object_names is None:
             raise InvalidComparisonsError("names_path given but the comparisons have no object names")
-        with atomic_write(names_path, encoding="utf-8") as fh:
+        with atomic_write(Path(names_path).expanduser(), encoding="utf-8") as fh:
             fh.write("".join(f"{name}\n" for name in comparisons.object_names))
     return path

@@ -72,7 +72,7 @@ def write_data(data: ReportData, path, *, axes=None, title=None, max_comparisons
     from .page import render
 
     page = render(summarise(data, max_comparisons), axes=axes, title=title)
-    path = Path(path)
+    path = Path(path).expanduser()
     with atomic_write(path, encoding="utf-8") as fh:
         fh.write(page)
     return path

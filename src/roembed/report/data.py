@@ -193,7 +193,7 @@ def read_run(folder) -> ReportData:
     finished run (no ``summary.json``, or a file it lists is missing), or was
     written by a version of roembed without ``comparisons.csv``.
     """
-    folder = Path(folder)
+    folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise RunFolderError(f"{folder}: no such folder")
     summary_path = folder / "summary.json"
