@@ -1,4 +1,5 @@
 """Reading and writing comparison files: round trips, detection, and errors that name the line."""
+import io
 import os
 
 import numpy as np
@@ -202,6 +203,17 @@ def test_a_home_relative_path_is_expanded_as_pandas_expands_it(tmp_path, monkeyp
     again = read_comparisons("~/data/votes.csv", names="~/data/names.txt")
     assert again.triplets.tolist() == c.triplets.tolist() and again.object_names == c.object_names
     assert read_comparisons(["~/data/votes.csv"]).object_names == c.object_names
+
+
+def test_an_open_file_or_a_buffer_is_told_what_to_pass(tmp_path):
+    path = _write(tmp_path, "anchor,closer,farther\n0,1,2\n", "votes.csv")
+    with open(path) as fh, pytest.raises(TypeError, match=r"reads files by path .*got TextIOWrapper; pass its path, "
+                                                          r"'.*votes.csv'"):
+        read_comparisons(fh)
+    with pytest.raises(TypeError, match=r"got StringIO; for text in memory, roembed.from_frame\(pd.read_csv\(buffer"):
+        read_comparisons(io.StringIO(path.read_text()))
+    with pytest.raises(TypeError, match=r"got bytes$"):
+        read_comparisons([path, b"votes.csv"])
 
 
 def test_comment_lines_a_commented_header_and_excels_sep_line(tmp_path):

@@ -614,7 +614,14 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     arrays before the next is parsed (:class:`~roembed.data.convert.ComparisonsBuilder`), so
     the memory a read needs is about that of the result plus one chunk, not that of the text.
     """
-    paths = [Path(p).expanduser() for p in (path if isinstance(path, (list, tuple)) else [path])]  # ~ as pandas
+    given = path if isinstance(path, (list, tuple)) else [path]
+    for p in given:
+        if not isinstance(p, str) and not hasattr(p, "__fspath__"):
+            hint = (f"pass its path, {getattr(p, 'name')!r}" if isinstance(getattr(p, "name", None), str)
+                    else "for text in memory, roembed.from_frame(pd.read_csv(buffer))" if hasattr(p, "read") else "")
+            raise TypeError(f"read_comparisons reads files by path (a str or pathlib.Path, or a list of them), "
+                            f"got {type(p).__name__}{'; ' + hint if hint else ''}")
+    paths = [Path(p).expanduser() for p in given]  # ~ expanded, as pandas expands it
     if not paths:
         raise InvalidComparisonsError("no comparisons: no file given")
     for p in paths:  # a pipe (/dev/stdin, a shell's <(...)) is read in one pass as text
