@@ -1,10 +1,12 @@
-"""Reading and writing comparison files: CSV/TSV, JSON, and Parquet when pyarrow is installed.
+"""Reading and writing comparison files: CSV/TSV, JSON, Parquet when pyarrow is installed, and one array in a
+MATLAB or NumPy file.
 
 Columns are recognised by name (see :data:`roembed.data.convert.FORMATS` and
 ``METADATA``).  A file without a header must hold 3 (triplet) or 4 (quadruplet)
-integer columns.  Errors name the file and line (the header is line 1).  Text files
+integer columns.  Errors name the file and line (the file's first line is line 1).  Text files
 may be compressed (``.gz``, ``.bz2``, ``.xz``, or a ``.zip`` holding one file, as
-salmon ships its exports) and in any ``encoding``; several files read as one.
+salmon ships its exports; gzip, bzip2 and xz are also known by their first bytes), come through a pipe,
+and be in any ``encoding``; several files read as one.
 """
 from __future__ import annotations
 
@@ -328,7 +330,7 @@ def _width_error(path: Path, line: int, saw: int, expected: int, header_line: in
 
 def _text_frames(path: Path, columns, encoding: str):
     """Yields ``(frame, where)`` for each block of about :data:`CHUNK_CHARS` characters of a text file;
-    ``where`` names the file's lines (the header is line 1)."""
+    ``where`` names the file's lines (counted from the file's first, before any comments or ``sep=`` line)."""
     with _text(path, encoding) as (fh, name):
         first, sep, commented, skipped = _preamble(fh, name)
         if commented is not None and columns is None:  # numpy.savetxt's header, "# anchor,closer,farther"
@@ -495,7 +497,7 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
 
 
 def _frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet or MATLAB file."""
+    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet, MATLAB or NumPy file."""
     if _is_parquet(path) or _is_json(path) or _is_array_file(path):
         if isinstance(columns, (list, tuple)):
             raise ValueError("a list of column names is only for text files without a header; rename this "
