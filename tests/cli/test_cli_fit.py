@@ -170,6 +170,9 @@ def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, t
     repeated = tmp_path / "repeated.csv"  # no distinct column: the first, and the check names the repeat
     repeated.write_text("name,kind\na,x\na,x\n")
     assert read_names_file(repeated) == ["a", "a"]
+    one_column = tmp_path / "one.csv"  # pd.Series(names, name="name").to_csv(index=False): a header, then names
+    one_column.write_text("Name\nbat1\nbat2\n")
+    assert read_names_file(one_column) == ["bat1", "bat2"]  # was ["Name", "bat1", "bat2"]: every name one off
 
 
 def test_names_and_labels_files_are_read_in_the_encoding_given_and_without_a_byte_order_mark(tmp_path):

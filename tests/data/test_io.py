@@ -350,6 +350,10 @@ def test_names_file_and_duplicate_names(tmp_path):
     assert c.object_names == ("ant", "bee", "cat") and c.n_objects == 3
     with pytest.raises(InvalidComparisonsError, match="'ant' appears more than once"):
         read_comparisons(tmp_path / "c.csv", names=["ant", "bee", "ant"])
+    # pandas' one-column CSV, pd.Series(names, name="name").to_csv(index=False): "name" is its header, not object 0's
+    pd.Series(["ant", "bee", "cat"], name="name").to_csv(tmp_path / "names.csv", index=False)
+    c = read_comparisons(tmp_path / "c.csv", names=tmp_path / "names.csv")
+    assert c.object_names == ("ant", "bee", "cat") and c.triplets.tolist() == [[2, 1, 0]]
 
 
 def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):

@@ -16,13 +16,10 @@ from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
-from ..data.io import missing_file, name_lines, read_text, sniff_separator
+from ..data.io import NAME_COLUMNS, missing_file, name_lines, read_text, sniff_separator
 from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
 from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
-
-
-NAME_COLUMNS = ("name", "word", "object", "label", "item")
 
 
 TRAIN_ERROR_HINT = "on the answers fitted; --holdout 0.2 measures the error on new ones"

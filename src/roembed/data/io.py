@@ -187,9 +187,16 @@ def read_text(path, encoding: str = "utf-8") -> str:
     return data.decode(encoding)
 
 
+#: Headers of a column of object names (``pd.Series(names, name="name").to_csv(index=False)`` writes ``name``
+#: above them).
+NAME_COLUMNS = ("name", "names", "object_name", "word", "object", "label", "item")
+
+
 def name_lines(text: str) -> list[str]:
-    """The names of a text with one name per line: each stripped, blank lines skipped."""
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    """The names of a text with one name per line: each stripped, blank lines skipped, and a first line that is a
+    name column's header (:data:`NAME_COLUMNS`) dropped: read as a name, it shifted every name by one object."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[1:] if lines and _norm(lines[0]) in NAME_COLUMNS else lines
 
 
 def read_names(source) -> tuple[str, ...]:
