@@ -233,6 +233,24 @@ def test_a_dash_reads_the_comparisons_from_standard_input_even_compressed(files,
     assert not (tmp_path / "no").exists()
 
 
+def test_objects_without_a_row_in_the_labels_table_are_counted(files, tmp_path):
+    """A labels table that spells names otherwise ("thing 3" for "thing3") matched few objects, and the rest
+    were drawn unlabelled without a word."""
+    _, csv, names, labels = files
+    partial = tmp_path / "partial.tsv"
+    partial.write_text("name\tgroup\n" + "".join(f"{'thing ' if o >= 20 else 'thing'}{o}\tg{o % 3}\n" for o in range(25)))
+    result = run(csv, "--names", names, "--labels", partial, "--label-column", "group", "--method", "soe",
+                 "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    assert (f"warning: {partial}: 5 of the 25 objects with comparisons have no row in its name column "
+            "(e.g. thing20, thing21, thing22, thing23, thing24): drawn unlabelled") in result.stderr
+    emb = pd.read_csv(tmp_path / "out" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"g{o % 3}" for o in range(20)] + [""] * 5
+    result = run(csv, "--names", names, "--labels", labels, "--label-column", "group", "--method", "soe",
+                 "--out", tmp_path / "whole")
+    assert result.exit_code == 0 and "no row" not in result.stderr
+
+
 def test_dash_o_names_the_output_folder_as_in_roembed_report(files, tmp_path):
     _, csv, _, _ = files
     result = run(csv, "-o", tmp_path / "short", "--method", "soe", "--quiet")  # was "No such option '-o'"

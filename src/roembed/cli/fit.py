@@ -112,11 +112,12 @@ def _small_text(path: Path, encoding: str) -> str:
         raise BadInput(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -> list[str]:
-    """One label per object from a CSV/TSV: rows are matched to objects by a column of
-    object names (the one matching most names) or else by an integer index column
-    (``index0``/``index``/``object``, else the first column).  Multi-valued labels
-    (``"rock;pop"``) keep their first value."""
+def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -> tuple[list[str], str | None]:
+    """``(labels, note)``: one label per object from a CSV/TSV, and a warning line when objects that have
+    comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few).
+    Rows are matched to objects by a column of object names (the one matching most names) or else by an integer
+    index column (``index0``/``index``/``object``, else the first column).  Multi-valued labels (``"rock;pop"``)
+    keep their first value."""
     text = _small_text(path, encoding)
     try:
         table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
@@ -138,6 +139,7 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
     if by_name:
         lookup = dict(zip(table[key], table[column]))
         values = [lookup.get(name, "") for name in names]
+        has_row = np.isin(np.asarray(names, dtype=object), table[key].to_numpy(dtype=object))
     else:
         index = pd.to_numeric(table[key], errors="coerce")
         bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
@@ -147,7 +149,15 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
         values = [""] * n
         for o, v in zip(index.astype(int), table[column]):
             values[o] = v
-    return [v.split(";")[0].strip() for v in values]
+        has_row = np.isin(np.arange(n), index.astype(int).to_numpy())
+    used = comparisons.used_objects
+    rowless = used[~has_row[used]]
+    note = None
+    if len(rowless):
+        shown = ", ".join(str(names[o]) if names is not None else str(o) for o in rowless[:5])
+        note = (f"warning: {path}: {len(rowless)} of the {len(used)} objects with comparisons have no row in its "
+                f"{key} column (e.g. {shown}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
+    return [v.split(";")[0].strip() for v in values], note
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -361,7 +371,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
                        "(annotator, worker_id, puid, ...)")
-    label_values = read_labels(labels, label_column, data, encoding) if labels is not None else None
+    label_values, label_note = read_labels(labels, label_column, data, encoding) if labels is not None else (None, None)
+    notes += [label_note] if label_note else []
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
     if 2 * len(used) < data.n_objects:  # mostly unused ids (e.g. 10 of 1,000,000): fit the used ones only
