@@ -112,6 +112,9 @@ BAD_FILES = [
     ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,inf\n", {}, "line 3: weight is infinite"),
     ("anchor,closer,farther,weight\n0,1,2,1\n0,1,2,heavy\n", {}, "line 3: weight is not a number"),
     ("anchor,closer,farther,annotator\n0,1,2,a\n0,1,2,\n", {}, "line 3: annotator id is missing"),
+    ("anchor,closer,farther,worker_id\n0,1,2,\n", {},  # an empty id column: how to fit without it
+     "line 2: annotator id is missing (to fit without ids, drop the column: --columns worker_id=, "
+     "columns={'worker_id': None})"),
     ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: object index is missing"),  # a blank line is no row
     ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: object index is missing"),  # nor is this one blank
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),

@@ -716,7 +716,9 @@ class ComparisonsBuilder:
             ints = _quadruplet_rows(lay.kind, ints, problems)
         weight = _checked_weight(frame, lay.meta["weight"], problems)
         if lay.meta["annotator"] is not None:
-            problems.flag(pd.isna(frame[lay.meta["annotator"]]).to_numpy(), "annotator id is missing")
+            column = lay.meta["annotator"]
+            problems.flag(pd.isna(frame[column]).to_numpy(), f"annotator id is missing (to fit without ids, drop "
+                                                             f"the column: --columns {column}=, columns={{{column!r}: None}})")
         gold = None if lay.meta["gold"] is None else _gold_marks(frame[lay.meta["gold"]], problems)
         self.report.merge(problems.resolve())
         return ~problems.bad, ints, position, weight, tie, gold
