@@ -85,7 +85,7 @@ CASES = [
     ("missing annotator", {"v.csv": "anchor,closer,farther,annotator\n0,1,2,a\n1,2,0,\n"}, [],
      ("error", ["v.csv line 3", "annotator id is missing"])),
     ("salmon winner", {"r.csv": "head,left,right,winner,puid\n0,1,2,1,u\n0,1,2,3,u\n"}, [],
-     ("error", ["r.csv line 3", "winner is neither left nor right"])),
+     ("error", ["r.csv line 3", "winner is neither the left nor the right object"])),
     ("odd one not shown", {"o.csv": "a,b,c,odd\n0,1,2,1\n0,1,2,5\n"}, [],
      ("error", ["o.csv line 3", "odd one is not among the objects shown"])),
     ("bad tie flag", {"v.csv": "anchor,closer,farther,tie\n0,1,2,0\n1,2,0,maybe\n"}, [],

@@ -136,8 +136,15 @@ def test_salmon_round_trip_and_winner_semantics():
     salmon = from_frame(raw)  # bookkeeping columns of salmon exports are ignored
     assert salmon.triplets.tolist() == [[0, 2, 1], [0, 2, 1]] and list(salmon.annotator) == ["u", "v"]
     raw.loc[1, "winner"] = 0
-    with pytest.raises(InvalidComparisonsError, match="row 1: winner is neither left nor right"):
+    with pytest.raises(InvalidComparisonsError, match="row 1: winner is neither the left nor the right object"):
         from_frame(raw)
+    # the answer recorded as the side chosen (was "winner is neither left nor right" on a winner of "left")
+    sides = pd.DataFrame({"head": ["ant", "bee", "cat"], "left": ["bee", "cat", "left"], "right": ["cat", "ant", "bee"],
+                          "winner": ["left", " Right", "left"]})  # an object named "left" is an object
+    by_side = from_frame(sides)
+    assert by_side.object_names == ("ant", "bee", "cat", "left")
+    assert by_side.triplets.tolist() == [[0, 1, 2], [1, 0, 2], [2, 3, 1]]
+    assert by_side.position.tolist() == [0, 1, 0]  # the side chosen: 0 left, 1 right
 
 
 def test_odd_one_out_gives_two_triplets_per_answer():

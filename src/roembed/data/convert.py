@@ -478,6 +478,21 @@ def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProbl
     return weight
 
 
+def _winner_by_side(frame: pd.DataFrame) -> pd.DataFrame:
+    """Salmon-like responses whose ``winner`` names the side chosen, ``left`` or ``right`` (as some experiment
+    exports record the answer), with the winner as that side's object.  A winner that is an object (one named
+    "left" included) stays as it is."""
+    winner = frame["winner"]
+    if winner.dtype.kind != "O":
+        return frame
+    side = winner.astype(str).str.strip().str.lower()
+    an_object = (winner == frame["left"]) | (winner == frame["right"])
+    left, right = (side == "left") & ~an_object, (side == "right") & ~an_object
+    if not (left | right).any():
+        return frame
+    return frame.assign(winner=winner.where(~left, frame["left"]).where(~right, frame["right"]))
+
+
 def _odd_one_out_rows(frame: pd.DataFrame, odd_col: str, ints: np.ndarray, problems: _RowProblems, base: int):
     """Shown objects and the odd one's position (0..2), from ``odd`` (an object) or ``odd_position``
     (positions counted from ``base``)."""
@@ -502,7 +517,8 @@ def _quadruplet_rows(kind: str, ints: np.ndarray, problems: _RowProblems) -> np.
     if kind == "salmon":
         head, left, right, winner = ints.T
         structural = [((head == left) | (head == right) | (left == right), "head, left and right are not distinct"),
-                      ((winner != left) & (winner != right), "winner is neither left nor right")]
+                      ((winner != left) & (winner != right), "winner is neither the left nor the right object "
+                                                                  "(nor the word left or right)")]
         quads = np.stack([head, winner, head, np.where(winner == left, right, left)], axis=1)
     else:
         quads = ints if kind == "quadruplets" else ints[:, [0, 1, 0, 2]]
@@ -686,6 +702,8 @@ class ComparisonsBuilder:
         """``(frame, keep, codes, position, weight, tie)`` of one frame, its bad rows flagged and resolved
         (``header``: the rows that repeat the column names, see :func:`_header_rows`)."""
         lay = self.layout
+        if lay.kind == "salmon":
+            frame = _winner_by_side(frame)
         if lay.kind == "salmon" and self.ids.given is None:
             self.ids.see_salmon(frame if header is None else frame[~header])
         problems = _RowProblems(len(frame), where, self.on_invalid, frame[list(lay.object_cols)])
