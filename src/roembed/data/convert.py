@@ -485,9 +485,12 @@ def _winner_by_side(frame: pd.DataFrame) -> pd.DataFrame:
     winner = frame["winner"]
     if winner.dtype.kind != "O":
         return frame
-    side = winner.astype(str).str.strip().str.lower()
-    an_object = (winner == frame["left"]) | (winner == frame["right"])
-    left, right = (side == "left") & ~an_object, (side == "right") & ~an_object
+    an_object = ((winner == frame["left"]) | (winner == frame["right"])).to_numpy()
+    if an_object.all():  # every winner an object: no text to look at
+        return frame
+    side = pd.Series("", index=frame.index)
+    side[~an_object] = winner[~an_object].astype(str).str.strip().str.lower()
+    left, right = (side == "left").to_numpy(), (side == "right").to_numpy()
     if not (left | right).any():
         return frame
     return frame.assign(winner=winner.where(~left, frame["left"]).where(~right, frame["right"]))
