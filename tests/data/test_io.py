@@ -314,7 +314,11 @@ def test_a_header_inside_the_data_is_named_and_never_read_as_objects(tmp_path):
     with pytest.raises(InvalidComparisonsError, match=r"trailing.csv line 3: the header line again"):
         read_comparisons(trailing)  # was read as a comparison of objects called anchor, closer and farther
     trailing.write_text("anchor,closer,farther,\nant,bee,cat,\nanchor,closer,farther,x\n")  # a row, not a header
-    assert read_comparisons(trailing).object_names == ("anchor", "ant", "bee", "cat", "closer", "farther")
+    kept = read_comparisons(trailing)
+    assert kept.object_names == ("anchor", "ant", "bee", "cat", "closer", "farther")
+    assert pd.isna(kept.extra["unnamed:_3"][0]) and kept.extra["unnamed:_3"][1] == "x"  # it holds a value: kept
+    trailing.write_text("anchor,closer,farther,\nant,bee,cat,\nbee,cat,ant,\n")
+    assert dict(read_comparisons(trailing).extra) == {}  # the trailing comma's empty column is not kept
 
 
 @pytest.mark.parametrize("sep", [",", "\t"])

@@ -784,7 +784,9 @@ class ComparisonsBuilder:
         if metadata.get("annotator") is not None:
             metadata["annotator"] = _ids_as_read(metadata["annotator"])
         metadata["gold"] = _joined(self.golds) if self.golds else None
-        metadata["extra"] = {c: _joined(self.values[c]) for c in lay.extra_cols}
+        extra = {c: _joined(self.values[c]) for c in lay.extra_cols}
+        metadata["extra"] = {c: v for c, v in extra.items()  # an unnamed column of nothing: a trailing comma's
+                             if not (str(c).startswith("unnamed:") and pd.isna(v).all())}
         position = _joined(self.positions) if self.positions else None
         if lay.kind == "odd-one-out":
             # an odd one given as an object says nothing about the screen: no positions then
