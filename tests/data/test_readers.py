@@ -83,7 +83,8 @@ def test_a_file_given_twice_stops_and_a_second_download_is_named(tmp_path):
     copy = tmp_path / "votes (1).csv"  # the same export downloaded again: its votes would count twice
     copy.write_text(TEXT)
     other = tmp_path / "other.csv"  # the same size, other bytes: no warning
-    other.write_text(TEXT.replace("José", "Josa"))
+    other.write_text(TEXT.replace("José", "Josè"))
+    assert other.stat().st_size == path.stat().st_size
     with pytest.warns(UserWarning, match=r"votes \(1\).csv: the same bytes as .*votes.csv: each of its responses "
                                          r"counts twice") as caught:
         both = read_comparisons([path, copy, other])
