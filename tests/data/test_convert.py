@@ -226,6 +226,16 @@ def test_as_comparisons_reads_polars_and_pyarrow_frames_by_column_name(library):
         assert np.array_equal(as_comparisons(lib.DataFrame(QUADS)).quadruplets, QUADS)
 
 
+def test_lazy_frames_are_computed_once_and_read_by_column_name():
+    """A polars LazyFrame was "got shape ()"; a dask DataFrame was read column by column."""
+    reordered = {"farther": TRIPLETS[:, 2], "closer": TRIPLETS[:, 1], "anchor": TRIPLETS[:, 0]}
+    polars = pytest.importorskip("polars")
+    assert np.array_equal(as_comparisons(polars.DataFrame(reordered).lazy()).triplets, TRIPLETS)
+    dd = pytest.importorskip("dask.dataframe")
+    frame = dd.from_pandas(pd.DataFrame(reordered), npartitions=2)
+    assert np.array_equal(as_comparisons(frame).triplets, TRIPLETS)
+
+
 def test_as_comparisons_accepts_an_array_of_names_and_renumbers_by_name():
     names = np.array(["d", "b", "c", "a"])
     c = as_comparisons(names[TRIPLETS])  # numbered in sorted order, as the readers number string ids

@@ -862,7 +862,12 @@ def as_pandas(frame):
 
     Such a frame has column names and speaks the Arrow stream or the dataframe-interchange protocol.  Each
     column goes through ``numpy.asarray``, which polars does without pyarrow; nulls become NaN or None, which
-    the checks report by row like pandas' own."""
+    the checks report by row like pandas' own.  A lazy frame is computed first, once: a polars ``LazyFrame``
+    collected, a dask DataFrame computed (to pandas)."""
+    if hasattr(frame, "collect") and hasattr(frame, "collect_schema"):  # polars' LazyFrame (np.asarray: a 0-d array)
+        frame = frame.collect()
+    elif hasattr(frame, "compute") and hasattr(frame, "columns") and not isinstance(frame, pd.DataFrame):  # dask
+        frame = frame.compute()
     if isinstance(frame, (pd.DataFrame, np.ndarray)) or not (
             hasattr(frame, "__arrow_c_stream__") or hasattr(frame, "__dataframe__")):
         return frame
