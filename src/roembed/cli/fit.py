@@ -298,8 +298,8 @@ STDIN = Path("/dev/stdin")
 
 
 def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
-    """The input paths with ``-`` read as standard input (``unzip -p a.zip votes.csv | roembed fit - -o out``), which can
-    be read once: ``-`` may stand for one input only."""
+    """The input paths with ``-`` read as standard input (``unzip -p a.zip votes.csv | roembed fit - -o out``),
+    which can be read once: ``-`` may stand for one input only."""
     if [*comparisons, names, labels, test_file].count(Path("-")) > 1:
         raise BadInput("'-' (standard input) is given for two inputs; it can be read once")
 

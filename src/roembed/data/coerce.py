@@ -24,7 +24,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     if isinstance(X, ComparisonGraph):
         X = X.to_comparisons()
     X = as_pandas(X)  # a polars or pyarrow frame: by column name, as pandas'
-    if isinstance(X, pd.DataFrame) and X.shape[1] in (3, 4) and _unnamed(X.columns):
+    if isinstance(X, pd.DataFrame) and X.shape[1] in (3, 4) and _default_names(X.columns):
         X = X.to_numpy()  # pd.DataFrame(array): columns 0, 1, 2 name no roles, so the rows are read as the array's
     if isinstance(X, pd.DataFrame):
         X = from_frame(X, n_objects=n_objects)
@@ -53,7 +53,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     return X
 
 
-def _unnamed(columns: pd.Index) -> bool:
+def _default_names(columns: pd.Index) -> bool:
     """The names a frame made from an array gets: pandas' 0, 1, ..., polars' column_0, column_1, ..."""
     width = len(columns)
     return columns.equals(pd.RangeIndex(width)) or list(columns) == [f"column_{i}" for i in range(width)]

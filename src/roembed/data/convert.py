@@ -631,14 +631,19 @@ def _joined_codes(chunks: list, renumber: np.ndarray | None, triplets: bool) -> 
     return out
 
 
+def _empty_header_field(column) -> bool:
+    """Whether ``column`` is pandas' name for an empty header field (``Unnamed: 3``, normalised ``unnamed:_3``),
+    as a comma ending every line makes."""
+    return _norm(column).startswith("unnamed:")
+
+
 def _header_rows(frame: pd.DataFrame) -> np.ndarray | None:
     """Which rows of ``frame`` hold its column names, each field its own column's: a header inside the
     data, as where files that each begin with a header were joined into one.  Read as data, a file naming
     its objects would gain objects called "anchor", "closer" and "farther".  None where no row can: a
     column of numbers (a header in it would have made it text) or a column not named by text."""
-    columns = [c for c in frame.columns if not (isinstance(c, str) and c.startswith("Unnamed: "))]
-    unnamed = [c for c in frame.columns if c not in columns]  # pandas' names of empty header fields (a trailing
-    # comma on every line): empty in a repeated header too
+    columns = [c for c in frame.columns if not _empty_header_field(c)]
+    unnamed = [c for c in frame.columns if c not in columns]  # empty in a repeated header too
     if not len(frame) or not columns or not all(isinstance(c, str) and frame[c].dtype.kind == "O" for c in columns):
         return None
     rows = np.ones(len(frame), dtype=bool)
@@ -785,8 +790,8 @@ class ComparisonsBuilder:
             metadata["annotator"] = _ids_as_read(metadata["annotator"])
         metadata["gold"] = _joined(self.golds) if self.golds else None
         extra = {c: _joined(self.values[c]) for c in lay.extra_cols}
-        metadata["extra"] = {c: v for c, v in extra.items()  # an unnamed column of nothing: a trailing comma's
-                             if not (str(c).startswith("unnamed:") and pd.isna(v).all())}
+        metadata["extra"] = {c: v for c, v in extra.items()  # not a trailing comma's column of nothing
+                             if not (_empty_header_field(c) and pd.isna(v).all())}
         position = _joined(self.positions) if self.positions else None
         if lay.kind == "odd-one-out":
             # an odd one given as an object says nothing about the screen: no positions then

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import filecmp
 import gzip
-import hashlib
 import io
 import json
 import lzma
@@ -44,8 +44,9 @@ _NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")  # 12, 12.0, 1.
 
 
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip")
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 #: A stream's first bytes that say it is compressed, whatever its name says (``zcat``-free pipes, ``cat a.gz |``).
-_MAGIC = {rb"\x1f\x8b": gzip.open, rb"BZh[1-9]1AY&SY": bz2.open, rb"\xfd7zXZ\x00": lzma.open}
+_MAGIC = {rb"\x1f\x8b": ".gz", rb"BZh[1-9]1AY&SY": ".bz2", rb"\xfd7zXZ\x00": ".xz"}
 #: Characters of text per chunk (a chunk ends at a line end) and rows per batch of a Parquet file:
 #: reading holds the result plus one chunk.  Tests set them small to read a file in many chunks.
 CHUNK_CHARS = 1 << 22
@@ -78,13 +79,12 @@ def _binary(path: Path):
                 member = _zip_member(archive, path)
                 yield stack.enter_context(archive.open(member)), Path(member.filename)
             elif suffix in _COMPRESSED:
-                opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[suffix]
-                yield stack.enter_context(opener(path, "rb")), path.with_suffix("")
+                yield stack.enter_context(_OPENERS[suffix](path, "rb")), path.with_suffix("")
             else:
                 raw = stack.enter_context(open(path, "rb"))
                 head = raw.peek(10)[:10]
-                magic = next((opener for mark, opener in _MAGIC.items() if re.match(mark, head)), None)
-                yield stack.enter_context(magic(raw, "rb")) if magic else raw, path
+                magic = next((kind for mark, kind in _MAGIC.items() if re.match(mark, head)), None)
+                yield stack.enter_context(_OPENERS[magic](raw, "rb")) if magic else raw, path
     except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as exc:
         if suffix not in _COMPRESSED and not isinstance(exc, (EOFError, lzma.LZMAError, gzip.BadGzipFile)):
             raise
@@ -664,10 +664,10 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
 
 def _repeated_files(paths: list[Path]) -> None:
     """Several files read as one, two of them the same file (an error) or the same bytes (a warning: a second
-    download, ``votes (1).csv``, counts each of its responses twice).  Bytes are compared only between files
-    of one size."""
+    download, ``votes (1).csv``, counts each of its responses twice).  ``filecmp`` compares bytes only
+    between files of one size, and stops at the first difference."""
     first: dict = {}
-    by_size: dict = {}
+    earlier: list[Path] = []
     for p in paths:
         if not p.is_file():
             continue
@@ -677,17 +677,11 @@ def _repeated_files(paths: list[Path]) -> None:
             raise InvalidComparisonsError(f"{p}: given twice{'' if str(also) == str(p) else f' (also as {also})'}; "
                                           "each file is read once")
         first[stat.st_dev, stat.st_ino] = p
-        by_size.setdefault(stat.st_size, []).append(p)
-    digests: dict = {}
-    for same_size in (group for group in by_size.values() if len(group) > 1):
-        for p in same_size:
-            with open(p, "rb") as fh:
-                digest = hashlib.file_digest(fh, "sha256").digest() if hasattr(hashlib, "file_digest") else \
-                    hashlib.sha256(fh.read()).digest()
-            if digest in digests:
-                warn(f"{p}: the same bytes as {digests[digest]}: each of its responses counts twice "
-                     "(drop one if it is a second download)")
-            digests.setdefault(digest, p)
+        same = next((q for q in earlier if filecmp.cmp(q, p, shallow=False)), None)
+        if same is not None:
+            warn(f"{p}: the same bytes as {same}: each of its responses counts twice "
+                 "(drop one if it is a second download)")
+        earlier.append(p)
 
 
 def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, names_path=None) -> Path:
