@@ -15,6 +15,8 @@ from matplotlib.figure import Figure
 from ._io import atomic_path
 
 OTHER = "other"
+#: Above this many objects a map draws the confidence regions of some objects only: all of them hide the points.
+MAX_REGIONS = 60
 
 
 def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
@@ -112,7 +114,7 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> N
 
 def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
                    max_labels: int = 40, max_categories: int = 10, title: str | None = None,
-                   label_title: str | None = None, uncertainty=None, max_regions: int = 60,
+                   label_title: str | None = None, uncertainty=None, max_regions: int = MAX_REGIONS,
                    figsize=(8.0, 7.0)) -> Figure:
     """Scatter of the embedding (first two coordinates; PCA for p > 2).
 

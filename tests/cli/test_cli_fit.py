@@ -251,6 +251,24 @@ def test_objects_without_a_row_in_the_labels_table_are_counted(files, tmp_path):
     assert result.exit_code == 0 and "no row" not in result.stderr
 
 
+@pytest.mark.parametrize("with_names", [True, False])
+def test_labels_without_a_label_column_read_the_tables_one_column_of_labels(files, tmp_path, with_names):
+    """``index0, name, group`` (music's artist_genres.tsv is ``index0, name, genres``): the one column that is
+    neither the rows' key, an index nor names is the labels; it was "--labels and --label-column go together"."""
+    _, csv, names, labels = files
+    result = run(csv, *(("--names", names) if with_names else ()), "--labels", labels, "--method", "soe",
+                 "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"g{o % 3}" for o in range(25)]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["label_column"] == "group"
+    label = write(tmp_path, "object,label\n" + "".join(f"{o},k{o % 2}\n" for o in range(25)), "label.csv")
+    result = run(csv, "--labels", label, "--method", "soe", "--out", tmp_path / "by_label")  # 'label' is labels
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "by_label" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"k{o % 2}" for o in range(25)]
+
+
 def test_dash_o_names_the_output_folder_as_in_roembed_report(files, tmp_path):
     _, csv, _, _ = files
     result = run(csv, "-o", tmp_path / "short", "--method", "soe", "--quiet")  # was "No such option '-o'"
@@ -331,7 +349,13 @@ def test_bad_options_and_files(files):
                    "no such file, and no file matches it as a pattern")
     one_line_error(run(csv, "--out", folder / "o", "--lam", "abc"), "--lam")
     one_line_error(run(csv, "--out", folder / "o", "--lam", "-1"), "--lam")
-    one_line_error(run(csv, "--out", folder / "o", "--labels", labels), "--label-column")
+    one_line_error(run(csv, "--out", folder / "o", "--label-column", "group"),
+                   "--label-column group names a column of --labels, which is missing")
+    two = write(folder, "index0,name,group,decade\n0,thing0,a,1990\n", "two.csv")
+    one_line_error(run(csv, "--out", folder / "o", "--labels", two),
+                   "two.csv: which column labels the objects? give --label-column, one of group, decade")
+    one_line_error(run(csv, "--out", folder / "o", "--labels", write(folder, "index0,name\n0,thing0\n", "none.csv")),
+                   "none.csv line 1: no column of labels beside index0, name")
     one_line_error(run(csv, "--out", folder / "o", "--labels", labels, "--label-column", "genre"),
                    "labels.tsv line 1", "no column 'genre'")
     bad_labels = write(folder, "index0\tgroup\n0\ta\n99\tb\n", "lab.tsv")

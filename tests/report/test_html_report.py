@@ -288,6 +288,87 @@ def test_bootstrap_results_are_shown(fitted, run_folder, tmp_path):
     assert np.allclose(read.comparisons["flag_frequency"], expected, equal_nan=True)
 
 
+def _map_of(layout):
+    return next(m for m in layout.references() if getattr(m, "name", None) == "map")
+
+
+def test_regions_are_drawn_for_every_object_only_up_to_max_regions_and_the_view_fits_the_points(fitted, monkeypatch):
+    """THINGS' 1,473 regions (10 replicates) made the map one solid blot, and music's loosest regions widened the
+    view threefold, squeezing the points into its middle.  Above MAX_REGIONS objects (the static plot's limit) the
+    region shows for the chosen object only."""
+    from bokeh.models import Ellipse, Scatter
+
+    import roembed.plotting
+    from roembed.report.page import build
+    from roembed.uncertainty import bootstrap
+
+    est, _ = fitted
+    result = bootstrap(est, est.graph_.comparisons, 4, fitted=est, random_state=0)
+
+    def regions_and_points(max_regions):
+        monkeypatch.setattr(roembed.plotting, "MAX_REGIONS", max_regions)
+        layout = build(from_estimator(est, bootstrap=result))
+        plot = _map_of(layout)
+        regions = next(r for r in plot.renderers if isinstance(getattr(r, "glyph", None), Ellipse))
+        points = next(r for r in plot.renderers if isinstance(getattr(r, "glyph", None), Scatter)
+                      and r.data_source is regions.data_source)
+        info = next(m for m in layout.references() if getattr(m, "name", None) == "info")
+        return plot, regions, points, info.text
+
+    plot, regions, points, text = regions_and_points(N)  # every object's region
+    assert regions.glyph.fill_alpha == 0.08 and regions.glyph.line_alpha == 0.35
+    assert "The shaded ellipse around an object is its 90% region from the bootstrap" in text
+    assert plot.x_range.renderers == [points] and plot.y_range.renderers == [points]
+    plot, regions, points, text = regions_and_points(N - 1)  # the chosen object's only
+    assert regions.glyph.fill_alpha == 0 and regions.glyph.line_alpha == 0
+    def alpha(glyph, which):
+        value = getattr(glyph, which)
+        return getattr(value, "value", value)  # a clone's properties come wrapped in Value
+
+    assert alpha(regions.nonselection_glyph, "fill_alpha") == 0 and alpha(regions.nonselection_glyph, "line_alpha") == 0
+    assert alpha(regions.selection_glyph, "fill_alpha") > 0 and alpha(regions.selection_glyph, "line_alpha") > 0
+    assert regions.data_source is points.data_source  # a click on a point selects its region
+    assert "around a chosen object" in text
+
+
+def test_the_key_beside_an_unlabelled_map_shows_its_dashed_line_before_any_click(fitted):
+    """Without labels the key sat inside the map over a corner's objects, and read "called farther" with no line:
+    Bokeh draws no legend glyph for a renderer whose source is empty until an object is chosen."""
+    from bokeh.models import Legend
+
+    from roembed.report.page import build
+
+    est, _ = fitted
+    plot = _map_of(build(from_estimator(est)))
+    assert not any(isinstance(m, Legend) for m in plot.center)
+    legend = next(m for m in plot.right if isinstance(m, Legend))
+    [item] = legend.items
+    assert item.label.value == "called farther"
+    [key] = item.renderers
+    assert key.glyph.line_dash == "dashed" and len(key.data_source.data["x0"]) == 1  # a row to draw the key by
+    assert np.isnan(key.data_source.data["x0"][0])  # that draws nothing on the map
+
+
+def test_fit_report_is_the_page_roembed_report_writes(run_folder, tmp_path):
+    """``roembed fit --bootstrap N --report`` built its page from the estimator, without the bootstrap: no regions,
+    no stability, no flag frequencies, and no colours for unlinked groups, unlike ``roembed report`` of the same
+    folder.  Both now read the folder; the pages differ only in Bokeh's random element ids."""
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["fit", str(run_folder.parent / "votes.csv"), "--out", str(out),
+                                       "--max-iter", "100", "--bootstrap", "3", "--quiet", "--report"])
+    assert result.exit_code == 0, result.output + result.stderr
+    result = CliRunner().invoke(main, ["report", str(out), "-o", str(tmp_path / "again.html")])
+    assert result.exit_code == 0, result.stderr
+    uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "flag freq." in page and "stability" in page and "90% region" in page
+    ids = re.compile(r"\bp\d+\b")  # Bokeh numbers its models on from the last document built in the process
+    assert ids.sub("", uuid.sub("", page)) == ids.sub("", uuid.sub("", (tmp_path / "again.html").read_text(encoding="utf-8")))
+    (out / "report.html").unlink()  # a run whose page was deleted is still a run to report on
+    result = CliRunner().invoke(main, ["report", str(out)])
+    assert result.exit_code == 0, result.stderr
+
+
 def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):
     import browser_kit
 

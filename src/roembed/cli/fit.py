@@ -112,19 +112,21 @@ def _small_text(path: Path, encoding: str) -> str:
         raise BadInput(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -> tuple[list[str], str | None]:
-    """``(labels, note)``: one label per object from a CSV/TSV, and a warning line when objects that have
-    comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few).
-    Rows are matched to objects by a column of object names (the one matching most names) or else by an integer
-    index column (``index0``/``index``/``object``, else the first column).  Multi-valued labels (``"rock;pop"``)
-    keep their first value."""
+def read_labels(path: Path, column: str | None, comparisons,
+                encoding: str = "utf-8") -> tuple[list[str], str | None, str]:
+    """``(labels, note, column)``: one label per object from a CSV/TSV, a warning line when objects that have
+    comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few),
+    and the column read.  Rows are matched to objects by a column of object names (the one matching most names) or
+    else by an integer index column (``index0``/``index``/``object``, else the first column).  Without ``column``,
+    the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
+    two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
     text = _small_text(path, encoding)
     try:
         table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
                             keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise BadInput(f"{path}: cannot read labels ({exc})") from None
-    if column not in table.columns:
+    if column is not None and column not in table.columns:
         raise BadInput(f"{path} line 1: no column {column!r} (columns: {', '.join(table.columns)})")
     n = comparisons.n_objects
     names = comparisons.object_names
@@ -135,7 +137,9 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
         if hits and max(hits.values()) > 0:
             key, by_name = max(hits, key=hits.get), True
     if key is None:
-        key = next((c for c in ("index0", "index", "object") if c in table.columns), table.columns[0])
+        key = next((c for c in INDEX_COLUMNS if c in table.columns), table.columns[0])
+    if column is None:
+        column = _label_column(path, table, key)
     if by_name:
         lookup = dict(zip(table[key], table[column]))
         values = [lookup.get(name, "") for name in names]
@@ -157,7 +161,22 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
         shown = ", ".join(str(names[o]) if names is not None else str(o) for o in rowless[:5])
         note = (f"warning: {path}: {len(rowless)} of the {len(used)} objects with comparisons have no row in its "
                 f"{key} column (e.g. {shown}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
-    return [v.split(";")[0].strip() for v in values], note
+    return [v.split(";")[0].strip() for v in values], note, column
+
+
+INDEX_COLUMNS = ("index0", "index", "object")
+
+
+def _label_column(path: Path, table: pd.DataFrame, key: str) -> str:
+    """The labels table's one column that is not the rows' key, an index or a names column, for ``--labels``
+    without ``--label-column``."""
+    not_labels = {*INDEX_COLUMNS, *NAME_COLUMNS} - {"label"}
+    others = [c for c in table.columns if c != key and c.strip().lower() not in not_labels]
+    if len(others) == 1:
+        return others[0]
+    if not others:
+        raise BadInput(f"{path} line 1: no column of labels beside {', '.join(table.columns)}")
+    raise BadInput(f"{path}: which column labels the objects? give --label-column, one of {', '.join(others)}")
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -214,7 +233,8 @@ def read_labels(path: Path, column: str, comparisons, encoding: str = "utf-8") -
               help="Rounds of down-weighting unreliable annotators and refitting (needs annotator ids).")
 @click.option("--labels", type=click.Path(path_type=Path),
               help="Table with a label per object (CSV/TSV), to colour the embedding plot.")
-@click.option("--label-column", default=None, help="Column of --labels to colour by.")
+@click.option("--label-column", default=None,
+              help="Column of --labels to colour by [default: its one column that is not an index or names].")
 @click.option("--skip-invalid", is_flag=True,
               help="Drop invalid rows (reporting how many and the first few) instead of stopping at the first.")
 @click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
@@ -260,8 +280,8 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
     if test_file is not None and holdout > 0:
         raise BadInput(f"--test {test_file} and --holdout {holdout:g}: give one or the other")
     check_test_is_not_training(test_file, comparisons)
-    if (labels is None) != (label_column is None):
-        raise BadInput("--labels and --label-column go together")
+    if label_column is not None and labels is None:
+        raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
     lam = parse_lam(lam)
     columns = parse_columns(columns)
     if n_bootstrap == 1:
@@ -371,7 +391,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
                        "(annotator, worker_id, puid, ...)")
-    label_values, label_note = read_labels(labels, label_column, data, encoding) if labels is not None else (None, None)
+    label_values, label_note, label_column = (read_labels(labels, label_column, data, encoding) if labels is not None
+                                              else (None, None, None))
     notes += [label_note] if label_note else []
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
@@ -488,12 +509,13 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "seconds": round(time.perf_counter() - started, 3),
     }
     summary["files"] = sorted({p.name for p in files} | {"summary.json"} | ({"report.html"} if html_report else set()))
+    write_json(summary, folder / "summary.json")
     if html_report:
         from ..report import write_report
 
-        write_report(estimator, folder / "report.html", labels=label_values, label_title=label_column,
-                     summary=summary, annotators=table, object_ids=object_ids + index_base)
-    write_json(summary, folder / "summary.json")
+        # from the folder, as `roembed report` reads it, so one run gives one page; built from the estimator,
+        # it lacked the bootstrap's regions and flag frequencies and the unlinked groups' colours
+        write_report(folder, folder / "report.html")
     staged = sorted(p.name for p in folder.iterdir())
     if staged != summary["files"]:  # the promise: summary.json lists exactly the files of its run
         raise RuntimeError(f"internal error: staged {staged} but the summary lists {summary['files']}")

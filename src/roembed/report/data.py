@@ -190,7 +190,8 @@ def read_run(folder) -> ReportData:
     """The report's tables from a ``roembed fit`` output folder.
 
     Raises :class:`RunFolderError` (one line) when the folder is missing, holds no
-    finished run (no ``summary.json``, or a file it lists is missing), or was
+    finished run (no ``summary.json``, or a file it lists is missing: any but an HTML
+    page, which is the report's output, not its input), or was
     written by a version of roembed without ``comparisons.csv``.
     """
     folder = Path(folder).expanduser()
@@ -214,7 +215,8 @@ def read_run(folder) -> ReportData:
         raise RunFolderError(f"{folder}: output format {fmt} is newer than this roembed reads "
                              f"({OUTPUT_FORMAT}); upgrade roembed")
     listed = summary.get("files", [])
-    missing = [name for name in (*REQUIRED, *listed) if not (folder / name).is_file()]
+    missing = [name for name in (*REQUIRED, *listed)  # a page is the report's output, not its input
+               if not name.endswith(".html") and not (folder / name).is_file()]
     if missing:
         raise RunFolderError(f"{folder}: incomplete run, missing {', '.join(missing)}")
     objects = _read_csv(folder / "embedding.csv", ("object", "x1"))

@@ -125,6 +125,8 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     from bokeh.plotting import figure
     from bokeh.transform import factor_cmap
 
+    from ..plotting import MAX_REGIONS
+
     objects, comparisons = data.objects, data.comparisons
     n, m = len(objects), len(comparisons)
     xy, (xlabel, ylabel) = project(data, axes)
@@ -178,18 +180,27 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                   title=title or f"{n:,} objects, {m:,} comparisons (click an object)")
     size = 9 if n <= 1000 else 6 if n <= 10000 else 3
     colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
+    regions_note = ""
     if {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
             (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
+        level = (data.summary.get("bootstrap") or {}).get("confidence", 0.9)
+        regions_note = (f" The shaded ellipse around {'an' if len(objects) <= MAX_REGIONS else 'a chosen'} object "
+                        f"is its {100 * level:.0f}% region from the bootstrap: where it may lie, given the answers.")
         source.data.update({"width": 2 * objects["axis_major"].to_numpy(np.float32),
                             "height": 2 * objects["axis_minor"].to_numpy(np.float32),
                             "angle": np.radians(objects["angle"].to_numpy(np.float64)).astype(np.float32)})
-        plot.ellipse("x", "y", width="width", height="height", angle="angle", source=source, fill_alpha=0.08,
-                     line_alpha=0.35, color=colour)
+        regions = plot.ellipse("x", "y", width="width", height="height", angle="angle", source=source,
+                               fill_alpha=0.08, line_alpha=0.35, color=colour)
+        if len(objects) > MAX_REGIONS:  # all of them hid the points (THINGS: a solid blot): the chosen object's only
+            regions.glyph.update(fill_alpha=0, line_alpha=0)
+            regions.selection_glyph = regions.glyph.clone(fill_alpha=0.15, line_alpha=0.6)
+            regions.nonselection_glyph = regions.glyph.clone()
     used = np.flatnonzero(objects["n_responses"].to_numpy() > 0)
     points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.astype(np.int32))),
                           size=size, color=colour, line_color="white", line_width=0.5,
                           alpha=0.85, nonselection_alpha=0.4, selection_line_color="black",
                           selection_line_width=2)
+    plot.x_range.renderers = plot.y_range.renderers = [points]  # the points fill the view; a loose region may not
     if has_labels:
         plot.add_layout(_label_legend(points, cats, factors, used, data.summary.get("label_column") or "label"),
                         "right")  # beside the map, where it hides no object (inside, a dozen labels covered a corner)
@@ -198,12 +209,15 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     plot.add_tools(hover, TapTool(renderers=[points]))
     near_source = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": [], "colour": []}, name="near_segments")
     far_source = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": []}, name="far_segments")
-    far_segments = plot.segment("x0", "y0", "x1", "y1", source=far_source, color="#555555", line_width=1,
-                                line_dash="dashed", line_alpha=0.7)
+    far_style = dict(color="#555555", line_width=1, line_dash="dashed", line_alpha=0.7)
+    plot.segment("x0", "y0", "x1", "y1", source=far_source, **far_style)
     plot.segment("x0", "y0", "x1", "y1", source=near_source, color="colour", line_width=2, line_alpha=0.85)
-    if not has_labels:
-        plot.add_layout(Legend(location="top_left", background_fill_alpha=0.6))
-    plot.legend[0].items.append(LegendItem(label="called farther", renderers=[far_segments]))
+    # the key's own one-row renderer draws nothing (NaN) but gives the legend its dashed line before any click:
+    # Bokeh draws no legend glyph for a renderer whose source is empty, as far_source is until an object is chosen
+    far_key = plot.segment(x0=[np.nan], y0=[np.nan], x1=[np.nan], y1=[np.nan], **far_style)
+    if not has_labels:  # beside the map, as the labels' legend (inside, it covered a corner's objects)
+        plot.add_layout(Legend(location="top_left", background_fill_alpha=0.6), "right")
+    plot.legend[0].items.append(LegendItem(label="called farther", renderers=[far_key]))
     marked = ColumnDataSource({"x": [], "y": [], "name": []}, name="marked")
     plot.scatter("x", "y", source=marked, size=size + 6, fill_color=None, line_color="black", line_width=1.5)
     plot.add_layout(LabelSet(x="x", y="y", text="name", source=marked, x_offset=6, y_offset=4,
@@ -225,7 +239,7 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     info = Div(text="<b>Click an object</b> on the map, or a row of the outlier, annotator or object table, "
                     "to list its comparisons here and draw them on the map: a solid line joins the pair the "
                     "voters called <i>closer</i> (red when flagged as an outlier, green when the map agrees, "
-                    "orange when it does not), a dashed one the pair called <i>farther</i>.",
+                    "orange when it does not), a dashed one the pair called <i>farther</i>." + regions_note,
                width=660, name="info")
 
     comparison_source = ColumnDataSource(columns, name="comparisons")
