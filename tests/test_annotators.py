@@ -110,6 +110,10 @@ def test_reweighting_downweights_spammers_and_stops(spam):
     assert result.n_rounds >= 2 and len(lines) >= result.n_rounds
     assert result.annotator_weight.loc[planted].max() < 0.25  # random answerers: upper bound ~0.55
     assert result.annotator_weight.loc[honest].min() == 1.0
+    down = int((result.annotator_weight < 1).sum())
+    assert down >= len(planted) and repr(result) == (
+        f"ReweightingResult({result.n_rounds} rounds, {down} of {len(result.annotator_weight)} annotators weighted "
+        "below 1, estimator RobustOrdinalEmbedding)")
     assert set(result.history.columns) >= {"round", "objective", "n_suspect", "validation_score",
                                            "max_weight_change"}
     kept = result.history["validation_score"].idxmax()

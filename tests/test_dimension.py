@@ -20,6 +20,8 @@ def test_the_true_dimension_on_easy_data(dim):
     assert table["chosen"].sum() == 1 and table.loc[table["chosen"], "n_components"].item() == dim
     assert table["error"].iloc[0] >= table["error"].min() and (table["se_vs_best"] >= 0).all()
     assert len(table["fold_errors"].iloc[0]) == 3
+    assert repr(sel) == (f"DimensionSelection(n_components={dim} by the one-standard-error rule, least error at "
+                         f"{sel.best}; tried {table['n_components'].tolist()}, see .table)")
 
 
 def test_robust_selection_under_contamination_and_early_stopping():

@@ -137,6 +137,8 @@ def test_objects_with_too_few_comparisons_have_no_region():
     with pytest.warns(DataWarning, match="1 of 25 objects have no region"):
         res = local_uncertainty(est)
     assert not res.has_region[0] and res.has_region[1:].all()
+    assert repr(res) == (f"LocalUncertaintyResult(25 objects in 2 dimensions, 90% regions for 24; "
+                         f"{res.n_sloped_queries} of {res.n_queries} queries sloped)")
     assert np.isnan(res.covariances[0]).all()
     table = res.objects()
     assert table.loc[0, ["axis_major", "axis_minor", "radius", "angle", "dispersion"]].isna().all()

@@ -72,6 +72,9 @@ def test_bootstrap_tables(boot):
     assert set(ann["annotator"].head(len(data.spammers))) == set(data.spammers)
     err = res.heldout_error()
     assert err.low <= err.value <= err.high and 0 < err.value < 0.5
+    # one line that says what it is (the dataclass's repr printed every replicate array: ~50 lines)
+    assert repr(res) == (f"BootstrapResult(30 replicates by query, 25 objects in 2 dimensions, 90% regions; "
+                         f"out-of-bag error {err.value:.4f} [{err.low:.4f}, {err.high:.4f}])")
 
 
 def test_regions_are_hotelling_t2_of_the_sample_covariance(boot):

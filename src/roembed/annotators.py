@@ -328,7 +328,7 @@ def reliability_weights(table: pd.DataFrame, min_weight: float = 1e-3) -> pd.Ser
     return pd.Series(np.clip(v, min_weight, 1.0), index=table["annotator"].to_numpy(), name="weight")
 
 
-@dataclass
+@dataclass(repr=False)
 class ReweightingResult:
     """Outcome of :func:`fit_with_annotator_reweighting`.
 
@@ -345,6 +345,11 @@ class ReweightingResult:
     @property
     def n_rounds(self) -> int:
         return len(self.history)
+
+    def __repr__(self) -> str:  # the dataclass's repr printed the estimator and three tables whole
+        down = int((self.annotator_weight < 1).sum())
+        return (f"ReweightingResult({self.n_rounds} rounds, {down} of {len(self.annotator_weight)} annotators "
+                f"weighted below 1, estimator {type(self.estimator).__name__})")
 
 
 def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 4, tol: float = 0.05,

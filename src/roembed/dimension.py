@@ -60,7 +60,7 @@ from .model_selection import GroupedKFold
 RULES = ("1se", "min")
 
 
-@dataclass
+@dataclass(repr=False)
 class DimensionSelection:
     """Outcome of :func:`select_dimension`.
 
@@ -72,6 +72,11 @@ class DimensionSelection:
     n_components: int
     best: int
     rule: str
+
+    def __repr__(self) -> str:  # the dataclass's repr cut the table to "n_components ... chosen"
+        rule = {"1se": "the one-standard-error rule", "min": "least error"}.get(self.rule, repr(self.rule))
+        return (f"DimensionSelection(n_components={self.n_components} by {rule}, least error at {self.best}; "
+                f"tried {self.table['n_components'].tolist()}, see .table)")
 
 
 def _fold_fit(estimator, comparisons, train, test, threads, init=None):

@@ -229,7 +229,7 @@ def joint_sandwich(H: np.ndarray, B: np.ndarray, X: np.ndarray) -> np.ndarray:
     return C.reshape(n, p, n, p)[idx, :, idx, :]
 
 
-@dataclass
+@dataclass(repr=False)  # the dataclass's repr printed the Hessians and scatters whole
 class LocalUncertaintyResult(UncertaintyRegions):
     """Per-object regions from the local sandwich (see :func:`local_uncertainty`).
 
@@ -255,6 +255,12 @@ class LocalUncertaintyResult(UncertaintyRegions):
         :data:`MIN_SLOPED_QUERIES_PER_COORDINATE` the regions are far too small (:func:`local_uncertainty`)."""
         n_used = len(self.estimator.graph_.comparisons.used_objects)
         return self.n_sloped_queries / max(n_used * self.embedding.shape[1], 1)
+
+    def __repr__(self) -> str:
+        n, p = self.embedding.shape
+        return (f"LocalUncertaintyResult({n} objects in {p} dimension{'s' * (p != 1)}, {100 * self.confidence:g}% "
+                f"regions for {int(self.has_region.sum())}; {self.n_sloped_queries} of {self.n_queries} queries "
+                "sloped)")
 
     @property
     def centres(self) -> np.ndarray:

@@ -429,7 +429,7 @@ class UncertaintyRegions:
         return self.centres @ V, cov
 
 
-@dataclass
+@dataclass(repr=False)  # the dataclass's repr printed every replicate's array: ~50 lines in a notebook
 class BootstrapResult(UncertaintyRegions):
     """Replicates of a bootstrap, aligned to the full fit, and what they say (see the module docstring).
 
@@ -455,6 +455,13 @@ class BootstrapResult(UncertaintyRegions):
     @property
     def n_replicates(self) -> int:
         return len(self.replicates)
+
+    def __repr__(self) -> str:
+        B, n, p = self.replicates.shape
+        error = self.heldout_error()
+        oob = "" if np.isnan(error.value) else f"; out-of-bag error {error.value:.4f} [{error.low:.4f}, {error.high:.4f}]"
+        return (f"BootstrapResult({B} replicates by {self.unit}, {n} objects in {p} dimension{'s' * (p != 1)}, "
+                f"{100 * self.confidence:g}% regions{oob})")
 
     # -- positions ---------------------------------------------------------------------------
     @property
