@@ -39,6 +39,18 @@ class TinyFlagger(TinySOE):
         self.outlier_mask_ = graph.opposing_votes > graph.votes
 
 
+class Warning_(TinySOE):
+    """TinySOE whose every fit warns twice the same way, and once about its trial's data."""
+
+    def _fit_graph(self, graph):
+        import warnings
+
+        for _ in range(2):
+            warnings.warn("always said", UserWarning)
+        warnings.warn(f"{len(graph)} edges", RuntimeWarning)
+        super()._fit_graph(graph)
+
+
 class Broken(TinySOE):
     def _fit_graph(self, graph):
         raise ValueError("this method always fails")

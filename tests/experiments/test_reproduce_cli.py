@@ -9,6 +9,7 @@ from roembed.cli import main
 from roembed.experiments.runner import MethodSpec, ResultStore, register_method
 
 register_method(MethodSpec("tiny-cli", factory=kit.TinyFlagger))
+register_method(MethodSpec("tiny-warns", factory=kit.Warning_))
 MUSIC = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "music-aset400-ste"
 
 
@@ -43,3 +44,34 @@ def test_reproduce_music(tmp_path):
 def test_bad_options(tmp_path, bad, message):
     result = CliRunner().invoke(main, ["reproduce", "synthetic", "--out", str(tmp_path), *bad])
     assert result.exit_code == 2 and message in result.output
+
+
+def test_method_names_match_without_case_hyphens_or_underscores():
+    """``roembed fit --method tste`` names t-STE; in ``reproduce --methods`` it was "unknown ['tste']"."""
+    import click
+
+    from roembed.cli.reproduce import _registered
+    from roembed.experiments.runner import METHODS
+
+    assert _registered(("tste", "gnmds-p", "Two_Stage", "roe", "GNMDS"), METHODS) == \
+        ("t-STE", "GNMDS-p", "two-stage", "ROE", "GNMDS")
+    with pytest.raises(click.BadParameter, match=r"unknown \['tsne'\]; registered: .*t-STE"):
+        _registered(("tste", "tsne"), METHODS)
+
+
+@pytest.mark.parametrize("n_jobs", ["1", "2"])
+def test_a_cells_warnings_are_kept_in_its_record_and_counted_once_at_the_end(tmp_path, n_jobs):
+    """Each fit's warnings were printed as they came, with joblib's source line, hundreds of times in a run."""
+    result = CliRunner().invoke(main, ["reproduce", "synthetic", "--trials", "2", "--models", "vote", "--rates",
+                                       "0.25", "--methods", "tiny-warns", "--n-test", "500", "--out", str(tmp_path),
+                                       "--no-progress", "--n-jobs", n_jobs])
+    assert result.exit_code == 0, result.output
+    records = ResultStore(tmp_path / "results.jsonl").records()
+    assert len(records) == 2 and all(r["status"] == "ok" for r in records)
+    for r in records:  # each text once, in the order said
+        assert r["warnings"][0] == "UserWarning: always said" and len(r["warnings"]) == 2
+        assert r["warnings"][1].startswith("RuntimeWarning: ") and r["warnings"][1].endswith(" edges")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("warning")]
+    assert lines[0] == "warning (2 of 2 cells; their records list it): UserWarning: always said"
+    assert len(lines) == 1 + len({r["warnings"][1] for r in records})  # the rest once per distinct text
+    assert "UserWarning" not in result.stdout and "warnings.warn" not in result.stderr

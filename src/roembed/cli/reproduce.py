@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -28,9 +29,7 @@ def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retr
             click.echo(f"note: {', '.join(missing)} not importable yet; running {', '.join(methods) or 'nothing'}",
                        err=True)
     else:
-        unknown = [m for m in methods if m not in METHODS]
-        if unknown:
-            raise click.BadParameter(f"unknown {unknown}; registered: {', '.join(METHODS)}", param_hint="--methods")
+        methods = _registered(methods, METHODS)
     if not methods:
         raise click.UsageError("no method to run")
     store = ResultStore(out / "results.jsonl")
@@ -41,8 +40,24 @@ def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retr
     failed = [r for r in new if r["status"] != "ok"]
     written = write_report(store, out)
     click.echo(f"{len(new)} new cells in {wall:.1f} s wall ({len(failed)} failed); store: {store.path}")
+    for text, count in Counter(w for r in new for w in r.get("warnings", [])).most_common():
+        click.echo(f"warning ({count} of {len(new)} cells; their records list it): {text}", err=True)
     for path in written.values():
         click.echo(f"wrote {path}")
+
+
+def _key(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
+def _registered(methods: tuple[str, ...], registry) -> tuple[str, ...]:
+    """The registered names of ``methods``, matched without case, hyphens or underscores: ``roembed fit --method
+    tste`` and the tables' ``t-STE`` are one method (``tste`` was "unknown")."""
+    by_key = {_key(name): name for name in registry}
+    unknown = [m for m in methods if _key(m) not in by_key]
+    if unknown:
+        raise click.BadParameter(f"unknown {unknown}; registered: {', '.join(registry)}", param_hint="--methods")
+    return tuple(by_key[_key(m)] for m in methods)
 
 
 def _common(f):

@@ -24,6 +24,7 @@ import json
 import os
 import time
 import traceback
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -187,7 +188,19 @@ def _outlier_scores(est, split: Split) -> dict:
 
 
 def run_cell(protocol, cell: Cell, seed: int, methods: dict | None = None) -> dict:
-    """Runs one cell and returns its record (never raises for a failing method: status='error')."""
+    """Runs one cell and returns its record (never raises for a failing method: status='error').  The warnings
+    its fits raise are kept in the record (``warnings``, each ``"Category: message"`` once), not printed: a
+    run of hundreds of cells printed each one with joblib's source line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        record = _run_cell(protocol, cell, seed, methods)
+    said = dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught)
+    if said:
+        record["warnings"] = list(said)
+    return record
+
+
+def _run_cell(protocol, cell: Cell, seed: int, methods: dict | None) -> dict:
     spec = (methods or METHODS)[cell.method]
     tseed, mseed = trial_seed(seed, cell.trial), method_seed(seed, cell.trial)
     record = {"key": cell.key, "protocol": cell.protocol, "model": cell.model, "rate": cell.rate,
