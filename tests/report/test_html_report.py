@@ -369,6 +369,32 @@ def test_fit_report_is_the_page_roembed_report_writes(run_folder, tmp_path):
     assert result.exit_code == 0, result.stderr
 
 
+def test_unlinked_groups_colour_an_unlabelled_run_and_objects_without_comparisons_say_so(run_folder, tmp_path):
+    """Objects in no comparison (group -1 in embedding.csv) were listed as "group -1"."""
+    folder = copy_run(run_folder, tmp_path / "groups")
+    objects = pd.read_csv(folder / "embedding.csv").drop(columns="label")
+    objects["group"] = [0] * (N - 3) + [1, 1, -1]
+    objects.to_csv(folder / "embedding.csv", index=False)
+    read = read_run(folder)
+    assert read.objects["label"].tolist() == ["group 0"] * (N - 3) + ["group 1", "group 1", "no comparison"]
+    summary = json.loads((folder / "summary.json").read_text())
+    del summary["label_column"]
+    (folder / "summary.json").write_text(json.dumps(summary))
+    assert read_run(folder).summary["label_column"] == "unlinked groups"
+
+
+def test_the_annotator_table_shows_who_is_suspect_and_why_first(fitted):
+    """``suspect`` and ``reason`` were the table's last two of 28 columns, out of sight to the right."""
+    from roembed.report.page import build
+
+    est, _ = fitted
+    layout = build(from_estimator(est))
+    table = next(m for m in layout.references() if getattr(m, "name", None) == "annotator_table")
+    fields = [c.field for c in table.columns]
+    assert fields[:3] == ["annotator", "suspect", "reason"] and len(fields) > 10
+    assert sorted(fields) == sorted(from_estimator(est).annotators.columns)  # every column still there
+
+
 def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):
     import browser_kit
 

@@ -234,7 +234,7 @@ def read_run(folder) -> ReportData:
     objects["name"] = objects["name"].fillna("").astype(str) if "name" in objects else ""
     objects["label"] = objects["label"].fillna("").astype(str) if "label" in objects else ""
     if "group" in objects and not (objects["label"] != "").any():  # unlinked groups, coloured as in embedding.png
-        objects["label"] = "group " + objects["group"].astype(str)
+        objects["label"] = ("group " + objects["group"].astype(str)).where(objects["group"] >= 0, "no comparison")
         summary["label_column"] = summary.get("label_column") or "unlinked groups"
     for column, default in (("gamma", 0.0), ("flagged", False)):
         if column not in comparisons:

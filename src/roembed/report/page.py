@@ -279,7 +279,10 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
         annotator_source = ColumnDataSource({c: _column(table[c]) for c in table.columns}, name="annotators")
         annotator_source.selected.js_on_change("indices", CustomJS(
             args=args, code=code + "\nshowAnnotator(cb_obj.indices);"))
-        columns = [(c, c.replace("_", " "), _kind(table[c]), 90 if c != "annotator" else 130) for c in table.columns]
+        first = [c for c in ("annotator", "suspect", "reason") if c in table.columns]  # not 25 columns to the right
+        widths = {"annotator": 130, "reason": 320}
+        columns = [(c, c.replace("_", " "), _kind(table[c]), widths.get(c, 90))
+                   for c in first + [c for c in table.columns if c not in first]]
         n_suspect = int(table["suspect"].sum()) if "suspect" in table else 0
         panels.append(TabPanel(title=f"Annotators ({len(table):,}, {n_suspect} suspect)", child=column(
             Div(text="Click a column title to sort, a row to list and draw that annotator's comparisons."),
