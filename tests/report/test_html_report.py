@@ -395,6 +395,26 @@ def test_the_annotator_table_shows_who_is_suspect_and_why_first(fitted):
     assert sorted(fields) == sorted(from_estimator(est).annotators.columns)  # every column still there
 
 
+@pytest.mark.parametrize("inputs", [["votes.csv"], ["day1.csv", "day2.csv"]])
+def test_the_fits_warnings_head_the_page(run_folder, tmp_path, inputs):
+    """The run's warnings were only in the summary table at the page's foot, as one JSON list: "the comparisons
+    cannot pin the map down" went unseen under a map that looked fine."""
+    from roembed.report.page import header_html
+
+    data = read_run(run_folder)
+    named = inputs[0] if len(inputs) == 1 else f"{inputs[0]} (+1 more)"  # as roembed fit names its input
+    data.summary.update(input=inputs[0] if len(inputs) == 1 else inputs, warnings=[
+        f"{named}: the comparisons cannot pin the map down", "labels.tsv: 3 of the 20 objects have no row"])
+    header = header_html(data, "t")
+    assert ('<p class="note">warning: the comparisons cannot pin the map down</p>'
+            '<p class="note">warning: labels.tsv: 3 of the 20 objects have no row</p>') in header
+    data.summary.pop("warnings")
+    data.objects.loc[3, "n_responses"] = 0
+    assert header_html(data, "t").count('class="note"') == 1 and \
+        "The map leaves out the objects without comparisons (1): their positions are arbitrary." in \
+        header_html(data, "t")
+
+
 def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):
     import browser_kit
 

@@ -391,11 +391,24 @@ def header_html(data: ReportData, title: str) -> str:
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              for key, label in FACTS if s.get(key) is not None]
     unused = int((data.objects["n_responses"] == 0).sum())
-    extra = [f"{unused:,} objects appear in no comparison: their positions are arbitrary, so the map leaves "
-             f"them out (the tables list them)."] if unused else []
-    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in (*data.notes, *extra))
+    extra = [f"The map leaves out the objects without comparisons ({unused:,}): their positions are arbitrary. "
+             "The tables list them."] if unused else []
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>'
+                    for note in (*data.notes, *_run_warnings(s), *extra))
     return (f'<header><h1>{html.escape(title)}</h1><p class="facts">{" &middot; ".join(facts)}</p>{notes}'
             f'</header>')
+
+
+def _run_warnings(summary: dict) -> list[str]:
+    """The fit's warnings (``summary.json``'s ``warnings``), shown at the top: in the summary table at the page's
+    foot, "the comparisons cannot pin the map down" went unseen under a map that looked fine.  The input's name,
+    which the header already gives, is cut from their start."""
+    inputs = summary.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else [str(name) for name in inputs or []]
+    prefixes = tuple(f"{name}: " for name in inputs) + ((f"{inputs[0]} (+{len(inputs) - 1} more): ",)
+                                                         if len(inputs) > 1 else ())  # as cli.fit.source_text
+    return ["warning: " + next((w[len(p):] for p in prefixes if w.startswith(p)), w)
+            for w in summary.get("warnings") or [] if isinstance(w, str)]
 
 
 def footer_html(data: ReportData) -> str:
