@@ -102,6 +102,10 @@ def test_report_file_is_self_contained_and_lists_every_object(run_folder):
         assert f'<li>item{o:02d}' in page
     summary = json.loads((run_folder / "summary.json").read_text())
     assert "report.html" in summary["files"]
+    # what the run found is in the summary table; the 40-odd rows of settings and versions fold under it
+    found, how = page.split('<section id="summary">')[1].split("<details><summary>Settings and versions")
+    assert "<th>train_error</th>" in found and "<th>settings." not in found and "<th>versions." not in found
+    assert "<th>settings.method</th><td>robust</td>" in how and "<th>versions.roembed</th>" in how
     counts = summary["outliers_by_vote"]  # 2-4 votes per query: the header says how the flags stand in their query
     assert counts["split_queries"] and (f"flagged <b>{summary['n_outliers']}</b> ({counts['outvoted']} outvoted "
                                         f"within their query, {counts['tied']} tied, {counts['majority']} "

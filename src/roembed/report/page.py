@@ -412,13 +412,19 @@ def _run_warnings(summary: dict) -> list[str]:
 
 
 def footer_html(data: ReportData) -> str:
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(_fmt(v))}</td></tr>"
-                   for k, v in _flatten(data.summary) if k != "files")
+    def rows(items):
+        return "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(_fmt(v))}</td></tr>" for k, v in items)
+
+    entries = [(k, v) for k, v in _flatten(data.summary) if k not in ("files", "warnings")]  # warnings: the header
+    how = [(k, v) for k, v in entries if k.startswith(("settings.", "versions."))]  # 40-odd rows of how it ran
+    what = [(k, v) for k, v in entries if not k.startswith(("settings.", "versions."))]
     names = data.objects["name"].astype(str).to_numpy()
     labels = data.objects["label"].astype(str).to_numpy()
     items = "".join(f'<li>{html.escape(name or f"#{o}")}{" <small>(" + html.escape(label) + ")</small>" if label else ""}'
                     for o, (name, label) in enumerate(zip(names, labels)))  # item o is object o
-    return (f'<section id="summary"><h2>Summary of the run</h2><table class="summary">{rows}</table></section>'
+    return (f'<section id="summary"><h2>Summary of the run</h2><table class="summary">{rows(what)}</table>'
+            + (f'<details><summary>Settings and versions ({len(how)})</summary><table class="summary">{rows(how)}'
+               '</table></details>' if how else '') + '</section>'
             f'<section id="index"><details><summary>All {len(names):,} objects (click a name to select it; '
             f'the browser\'s find searches them)</summary><ol id="object-index" start="0">{items}</ol></details>'
             f'</section>')
