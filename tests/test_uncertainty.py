@@ -245,6 +245,19 @@ def test_pictures(boot, tmp_path):
     assert axes == pytest.approx([table.loc[o, "axis_minor"], table.loc[o, "axis_major"]])
     fig = plot_flag_frequency(res.flag_frequency())
     assert save_figure(fig, tmp_path / "flags")[0].stat().st_size > 0
+    # the view fits the points, not one loose region (music's widened it twofold, squeezing the points)
+    from dataclasses import replace
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    loose = res.replicates.copy()
+    loose[:, o] += np.random.default_rng(0).normal(scale=20 * np.ptp(res.embedding), size=loose[:, o].shape)
+    loose_res = replace(res, replicates=loose)
+    assert loose_res.objects().loc[o, "axis_major"] > 10 * np.ptp(res.embedding)
+    fig = plot_embedding(res.embedding, uncertainty=loose_res)
+    FigureCanvasAgg(fig).draw()  # applies the equal aspect
+    spans = [np.ptp(fig.axes[0].get_xlim()), np.ptp(fig.axes[0].get_ylim())]
+    assert max(spans) < 1.5 * np.ptp(res.embedding, axis=0).max()
 
 
 def test_ellipsoid_shadow_for_p_above_2():

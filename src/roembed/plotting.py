@@ -160,9 +160,18 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     xlabel, ylabel = axis_titles(X)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    if uncertainty is not None and X.shape[1] >= 2:  # the view fits the points; a loose region may run off it
+        ax.set_xlim(*_padded(xy[:, 0]))  # (music's loosest regions widened the view twofold, squeezing the
+        ax.set_ylim(*_padded(xy[:, 1]))  # points into its middle)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title or f"Embedding of {n} objects")
     return fig
+
+
+def _padded(values: np.ndarray, share: float = 0.05) -> tuple[float, float]:
+    lo, hi = float(np.min(values)), float(np.max(values))
+    pad = share * (hi - lo) or 1.0
+    return lo - pad, hi + pad
 
 
 def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:
