@@ -62,6 +62,28 @@ def test_embedding_plot_colours_and_legend():
         plot_embedding(X, names=["a"])
 
 
+def test_numeric_labels_are_read_as_a_quantity_only_when_every_label_is_a_number_of_many_values():
+    values = [f"{v:.2f}" for v in np.linspace(0, 1, 12)]
+    read = plotting.numeric_labels(values + ["", " 3e-1 "], max_categories=10)
+    assert np.allclose(read[:12], np.linspace(0, 1, 12).round(2)) and np.isnan(read[12]) and read[13] == 0.3
+    assert plotting.numeric_labels(values[:10] + [""], max_categories=10) is None  # 10 values: categories still
+    assert plotting.numeric_labels(values + ["n/a"], max_categories=10) is None  # a word: categories
+    assert plotting.numeric_labels(["", ""], max_categories=10) is None
+
+
+def test_a_numeric_label_shades_the_points_on_a_scale():
+    """Coloured as categories, 10 arbitrary values of a measured roughness got colours and the rest were grey."""
+    X = np.random.default_rng(3).normal(size=(30, 2))
+    roughness = np.random.default_rng(4).random(30)
+    labels = [f"{v:.3f}" for v in roughness[:28]] + ["", ""]
+    fig = plot_embedding(X, labels=labels, label_title="roughness")
+    ax, bar = fig.axes
+    assert ax.get_legend() is None and bar.get_ylabel() == "roughness"
+    grey, shaded = ax.collections
+    assert len(grey.get_offsets()) == 2 and np.allclose(grey.get_offsets(), X[28:])
+    assert np.allclose(shaded.get_array(), roughness[:28].round(3)) and np.allclose(shaded.get_offsets(), X[:28])
+
+
 def test_outlier_plot_draws_the_most_suspicious_comparisons_one_per_panel():
     fit = FakeFit()
     fig = plot_outliers(fit, n_shown=4)

@@ -77,6 +77,18 @@ def _category_colours(labels: Sequence, max_categories: int):
     return cats.to_numpy(), colour_of
 
 
+def numeric_labels(labels: Sequence, max_categories: int = 10) -> np.ndarray | None:
+    """The labels as numbers (NaN where missing) when every given label is a number and there are more distinct
+    values than categories get colours, else None.  A measured quantity (a roughness, a year) is then shaded on
+    a scale: as categories, ten arbitrary values got colours and every other object was grey "other"."""
+    text = pd.Series(list(labels), dtype=object).fillna("").astype(str).str.strip()
+    given = (text != "").to_numpy()
+    values = pd.to_numeric(text.where(given), errors="coerce").to_numpy(dtype=float)
+    if not given.any() or np.isnan(values[given]).any() or len(np.unique(values[given])) <= max_categories:
+        return None
+    return values
+
+
 def _cmap_colours(name: str):
     from matplotlib import colormaps
 
@@ -108,8 +120,10 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> N
         vals, vecs = np.linalg.eigh(cov[o])
         vals = np.sqrt(np.clip(vals, 0.0, None))
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
-        ax.add_patch(Ellipse(centres[o], 2 * vals[-1], 2 * vals[0], angle=angle, facecolor=colour, alpha=0.08,
-                             edgecolor=colour, linewidth=0.6, zorder=0))
+        # an artist, not a patch: clipped to the axes but left out of the autoscaling, so the view fits the points
+        # (music's loosest regions widened it twofold, squeezing the points into its middle)
+        ax.add_artist(Ellipse(centres[o], 2 * vals[-1], 2 * vals[0], angle=angle, facecolor=colour, alpha=0.08,
+                              edgecolor=colour, linewidth=0.6, zorder=0))
 
 
 def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
@@ -140,14 +154,21 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     if labels is not None:
         if len(labels) != n:
             raise ValueError(f"got {len(labels)} labels for {n} objects")
-        cats, colour_of = _category_colours(labels, max_categories)
-        grey = cats == OTHER
-        ax.scatter(xy[grey, 0], xy[grey, 1], s=14, color="0.75", label=f"{OTHER} / none", zorder=1)
-        for c, colour in colour_of.items():
-            sel = cats == c
-            ax.scatter(xy[sel, 0], xy[sel, 1], s=22, color=colour, label=f"{c} ({sel.sum()})", zorder=2)
-        ax.legend(title=label_title, fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5),
-                  frameon=False)
+        values = numeric_labels(labels, max_categories)
+        if values is not None:  # a scale, with the objects without a value grey
+            none = np.isnan(values)
+            ax.scatter(xy[none, 0], xy[none, 1], s=14, color="0.75", zorder=1)
+            shaded = ax.scatter(xy[~none, 0], xy[~none, 1], s=22, c=values[~none], cmap="viridis", zorder=2)
+            fig.colorbar(shaded, ax=ax, shrink=0.6, label=label_title)
+        else:
+            cats, colour_of = _category_colours(labels, max_categories)
+            grey = cats == OTHER
+            ax.scatter(xy[grey, 0], xy[grey, 1], s=14, color="0.75", label=f"{OTHER} / none", zorder=1)
+            for c, colour in colour_of.items():
+                sel = cats == c
+                ax.scatter(xy[sel, 0], xy[sel, 1], s=22, color=colour, label=f"{c} ({sel.sum()})", zorder=2)
+            ax.legend(title=label_title, fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5),
+                      frameon=False)
     else:
         ax.scatter(xy[:, 0], xy[:, 1], s=18, color="C0")
     if names is not None and len(names) != n:
@@ -160,18 +181,9 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     xlabel, ylabel = axis_titles(X)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if uncertainty is not None and X.shape[1] >= 2:  # the view fits the points; a loose region may run off it
-        ax.set_xlim(*_padded(xy[:, 0]))  # (music's loosest regions widened the view twofold, squeezing the
-        ax.set_ylim(*_padded(xy[:, 1]))  # points into its middle)
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title or f"Embedding of {n} objects")
     return fig
-
-
-def _padded(values: np.ndarray, share: float = 0.05) -> tuple[float, float]:
-    lo, hi = float(np.min(values)), float(np.max(values))
-    pad = share * (hi - lo) or 1.0
-    return lo - pad, hi + pad
 
 
 def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:

@@ -163,3 +163,22 @@ def test_a_bootstrap_store_of_another_run_is_bad_input(votes, tmp_path):
     one_line_error(run(votes, "--out", tmp_path / "c", "--bootstrap-store", store), "goes with --bootstrap")
     one_line_error(run(votes, "--out", tmp_path / "d", "--bootstrap", 2, "--bootstrap-store", tmp_path / "d" / "s"),
                    "outside --out")
+
+
+def test_uncertainty_png_names_the_labels_as_embedding_png_does(votes, tmp_path, monkeypatch):
+    """The labels' legend of uncertainty.png had no title (embedding.png's says "genres")."""
+    from roembed import plotting
+
+    titles = []
+    real = plotting.plot_embedding
+
+    def spy(*args, **kwargs):
+        titles.append(kwargs.get("label_title"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plotting, "plot_embedding", spy)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("index0,kind\n" + "".join(f"{o},k{o % 3}\n" for o in range(16)))
+    result = run(votes, "--out", tmp_path / "out", "--bootstrap", 2, "--max-iter", 50, "--labels", labels, "-q")
+    assert result.exit_code == 0, result.output
+    assert titles == ["kind", "kind"]  # embedding.png, uncertainty.png

@@ -353,6 +353,26 @@ def test_the_key_beside_an_unlabelled_map_shows_its_dashed_line_before_any_click
     assert np.isnan(key.data_source.data["x0"][0])  # that draws nothing on the map
 
 
+def test_a_numeric_label_shades_the_map_on_a_colour_bar(fitted):
+    """A measured quantity as categories: ten arbitrary values got colours and a legend entry each."""
+    from bokeh.models import ColorBar, Legend
+
+    from roembed.report.page import build
+
+    est, _ = fitted
+    values = np.linspace(0.1, 2.0, N)
+    labels = [f"{v:.2f}" for v in values[:-1]] + [""]
+    data = from_estimator(est, labels=labels)
+    data.summary["label_column"] = "roughness"
+    plot = _map_of(build(data))
+    [bar] = [m for m in plot.right if isinstance(m, ColorBar)]
+    assert bar.title == "roughness" and (bar.color_mapper.low, bar.color_mapper.high) == pytest.approx((0.1, 1.9))
+    [legend] = [m for m in plot.right if isinstance(m, Legend)]
+    assert [item.label.value for item in legend.items] == ["called farther"]  # no label entries
+    shaded = plot.select_one({"name": "objects"}).data["value"]
+    assert np.allclose(shaded[:-1], values[:-1].round(2), atol=1e-6) and np.isnan(shaded[-1])
+
+
 def test_fit_report_is_the_page_roembed_report_writes(run_folder, tmp_path):
     """``roembed fit --bootstrap N --report`` built its page from the estimator, without the bootstrap: no regions,
     no stability, no flag frequencies, and no colours for unlinked groups, unlike ``roembed report`` of the same

@@ -40,7 +40,8 @@ def write_dimension_selection(estimator, folder: Path, formats) -> tuple[list[Pa
 
 
 def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, jobs: int, folder: Path, formats,
-                    object_ids=None, names=None, labels=None, store=None) -> tuple[list[Path], dict]:
+                    object_ids=None, names=None, labels=None, store=None,
+                    label_title: str | None = None) -> tuple[list[Path], dict]:
     """Bootstraps the fitted ``estimator`` on ``train`` and writes ``uncertainty.csv`` (per object),
     ``flag_frequency.csv`` (robust methods), ``annotator_intervals.csv`` (with annotator ids) and the
     pictures ``uncertainty.png`` and ``flag_frequency.png``; returns the files and the summary's part.
@@ -56,7 +57,7 @@ def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, j
     files = [write_csv(objects, folder / "uncertainty.csv")]
     used = objects["n_comparisons"].to_numpy() > 0
     plot_names = None if names is None else list(np.asarray(names, dtype=object))
-    fig = plotting.plot_embedding(result.embedding, plot_names, labels, uncertainty=result,
+    fig = plotting.plot_embedding(result.embedding, plot_names, labels, uncertainty=result, label_title=label_title,
                                   title=f"{type(estimator).__name__}: {100 * result.confidence:.0f}% regions from "
                                         f"{n_replicates} bootstrap replicates (by {unit})")
     files += plotting.save_figure(fig, folder / "uncertainty", formats)

@@ -463,7 +463,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
             with collected_warnings() as caught, progress(not quiet, f"bootstrap {n_bootstrap}"):
                 more, part = write_bootstrap(estimator, train, n_bootstrap, bootstrap_unit, seed, jobs, folder,
                                              formats, object_ids + index_base, estimator.object_names_, label_values,
-                                             store=bootstrap_store)
+                                             store=bootstrap_store, label_title=label_column)
         except InvalidComparisonsError as exc:
             raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {exc}") from None
         except StoreError as exc:

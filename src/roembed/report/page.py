@@ -119,13 +119,13 @@ def _label_legend(points, cats: np.ndarray, factors: list[str], used: np.ndarray
 def build(data: ReportData, *, axes=None, title: str | None = None):
     """The Bokeh layout of the report and the HTML around it (header, summary, index)."""
     from bokeh.layouts import column, row
-    from bokeh.models import (CDSView, ColumnDataSource, CustomJS, Div, HoverTool, IndexFilter, LabelSet, Legend,
-                              LegendItem, TabPanel,
-                              Tabs, TapTool, TextInput)
+    from bokeh.models import (CDSView, ColorBar, ColumnDataSource, CustomJS, Div, HoverTool, IndexFilter, LabelSet,
+                              Legend, LegendItem, TabPanel, Tabs, TapTool, TextInput)
+    from bokeh.palettes import Viridis256
     from bokeh.plotting import figure
-    from bokeh.transform import factor_cmap
+    from bokeh.transform import factor_cmap, linear_cmap
 
-    from ..plotting import MAX_REGIONS
+    from ..plotting import MAX_REGIONS, numeric_labels
 
     objects, comparisons = data.objects, data.comparisons
     n, m = len(objects), len(comparisons)
@@ -179,7 +179,15 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                   output_backend="webgl" if n > 5000 else "canvas",
                   title=title or f"{n:,} objects, {m:,} comparisons (click an object)")
     size = 9 if n <= 1000 else 6 if n <= 10000 else 3
-    colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
+    label_title = data.summary.get("label_column") or "label"
+    values = numeric_labels(objects["label"], MAX_CATEGORIES) if has_labels else None
+    if values is not None:  # a measured quantity: shaded on a scale, as in embedding.png
+        source.data["value"] = values.astype(np.float32)
+        used_values = values[objects["n_responses"].to_numpy() > 0]
+        colour = linear_cmap("value", Viridis256, low=float(np.nanmin(used_values)),
+                             high=float(np.nanmax(used_values)), nan_color=GREY)
+    else:
+        colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
     regions_note = ""
     if {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
             (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
@@ -201,8 +209,11 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                           alpha=0.85, nonselection_alpha=0.4, selection_line_color="black",
                           selection_line_width=2)
     plot.x_range.renderers = plot.y_range.renderers = [points]  # the points fill the view; a loose region may not
-    if has_labels:
-        plot.add_layout(_label_legend(points, cats, factors, used, data.summary.get("label_column") or "label"),
+    if values is not None:
+        plot.add_layout(ColorBar(color_mapper=colour.transform, title=label_title, width=12), "right")
+    label_legend = has_labels and values is None
+    if label_legend:
+        plot.add_layout(_label_legend(points, cats, factors, used, label_title),
                         "right")  # beside the map, where it hides no object (inside, a dozen labels covered a corner)
     hover = HoverTool(renderers=[points], tooltips=_tooltip_html(tooltips) if "thumbnail" in object_data
                       else tooltips)
@@ -215,7 +226,7 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     # the key's own one-row renderer draws nothing (NaN) but gives the legend its dashed line before any click:
     # Bokeh draws no legend glyph for a renderer whose source is empty, as far_source is until an object is chosen
     far_key = plot.segment(x0=[np.nan], y0=[np.nan], x1=[np.nan], y1=[np.nan], **far_style)
-    if not has_labels:  # beside the map, as the labels' legend (inside, it covered a corner's objects)
+    if not label_legend:  # beside the map, as the labels' legend (inside, it covered a corner's objects)
         plot.add_layout(Legend(location="top_left", background_fill_alpha=0.6), "right")
     plot.legend[0].items.append(LegendItem(label="called farther", renderers=[far_key]))
     marked = ColumnDataSource({"x": [], "y": [], "name": []}, name="marked")
