@@ -201,10 +201,16 @@ def test_thumbnails_are_embedded(fitted, tmp_path):
     data = from_estimator(est)
     from roembed.report.thumbnails import thumbnail_column
 
-    column = thumbnail_column(images, data.objects)
+    from roembed.data.diagnostics import DataWarning
+
+    with pytest.warns(DataWarning, match=rf"images: {N - 2} of {N} objects with comparisons have no image named "
+                                          r"after them \(item00, item01, item02, \.\.\.; looked for <name> or "
+                                          r"<object number> with \.png, .*\): they show none on hover"):
+        column = thumbnail_column(images, data.objects)  # item03.jpg by name, 5.png by number: the rest have none
     assert column[3].startswith("data:image/jpeg;base64,") and column[5].startswith("data:image/png;base64,")
     assert sum(bool(c) for c in column) == 2
-    page = write_report(est, tmp_path / "t.html", thumbnails=images).read_text(encoding="utf-8")
+    with pytest.warns(DataWarning, match="have no image"):
+        page = write_report(est, tmp_path / "t.html", thumbnails=images).read_text(encoding="utf-8")
     assert column[3] in page
     with pytest.raises(ValueError, match="no image is named"):
         thumbnail_column(images, data.objects.assign(name="x", object=np.arange(100, 100 + N)))
@@ -214,6 +220,22 @@ def test_thumbnails_are_embedded(fitted, tmp_path):
 
 def report(*args):
     return CliRunner().invoke(main, ["report", *map(str, args)])
+
+
+def test_roembed_report_says_which_objects_got_no_thumbnail(run_folder, tmp_path):
+    from PIL import Image
+
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.new("RGB", (30, 20), (200, 30, 30)).save(images / "item03.jpg")
+    result = report(run_folder, "-o", tmp_path / "t.html", "--thumbnails", images)
+    assert result.exit_code == 0, result.stderr
+    [line] = result.stderr.splitlines()  # one line in the CLI's words, not Python's warning with its source line
+    assert line.startswith(f"warning: {images}: {N - 1} of {N} objects with comparisons have no image")
+    for name in range(N):  # every image found: nothing to say
+        Image.new("RGB", (30, 20), (200, 30, 30)).save(images / f"item{name:02d}.jpg")
+    result = report(run_folder, "-o", tmp_path / "t.html", "--thumbnails", images)
+    assert result.exit_code == 0 and result.stderr == ""
 
 
 def copy_run(run_folder, target):

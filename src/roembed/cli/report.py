@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._report import BadInput, write_json
+from ._report import BadInput, collected_warnings, warning_lines, write_json
 
 
 def parse_axes(value: str | None):
@@ -42,8 +42,11 @@ def report(folder, output, axes, thumbnails, title, max_comparisons):
     their comparisons), a searchable object table and the run's summary.  Exit
     code 2 when FOLDER holds no finished run or one from an older roembed.
     """
-    path = write_folder_report(folder, output, axes=parse_axes(axes), thumbnails=thumbnails, title=title,
-                               max_comparisons=max_comparisons)
+    with collected_warnings() as caught:
+        path = write_folder_report(folder, output, axes=parse_axes(axes), thumbnails=thumbnails, title=title,
+                                   max_comparisons=max_comparisons)
+    for line in warning_lines(caught):
+        click.echo(line, err=True)
     click.echo(f"wrote {path}")
 
 

@@ -30,6 +30,7 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
         if not any(found):
             raise ValueError(f"{folder}: no image is named after an object (e.g. {objects['name'].iloc[0]!r}"
                              f"{''.join(IMAGE_SUFFIXES[:1])} or 0{IMAGE_SUFFIXES[0]})")
+        _warn_missing(folder, objects, found)
         return [embed_image(p, size) if p is not None else "" for p in found]
     entries = list(source)
     if len(entries) != n:
@@ -41,6 +42,23 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
             entry = embed_image(Path(entry), size)
         out.append(entry)
     return out
+
+
+def _warn_missing(folder: Path, objects: pd.DataFrame, found: list) -> None:
+    """A warning naming the objects with comparisons that got no image: a folder of ``aardvark_01b.jpg`` for
+    objects named ``aardvark`` matched a few by chance and left the rest without a picture, without a word."""
+    import warnings
+
+    from ..data.diagnostics import DataWarning
+
+    used = objects["n_responses"].to_numpy() > 0 if "n_responses" in objects else [True] * len(objects)
+    lacking = [str(name) or f"#{o}" for o, name, path, u in zip(objects["object"], objects["name"], found, used)
+               if path is None and u]
+    if lacking:
+        warnings.warn(f"{folder}: {len(lacking)} of {sum(used)} objects with comparisons have no image named after "
+                      f"them ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}; looked for "
+                      f"<name> or <object number> with {', '.join(IMAGE_SUFFIXES)}): they show none on hover",
+                      DataWarning, stacklevel=3)
 
 
 def embed_image(path: Path, size: int = SIZE) -> str:
