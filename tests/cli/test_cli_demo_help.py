@@ -10,7 +10,7 @@ from roembed.cli import main
 
 def test_demo_runs_and_finds_the_spammers(tmp_path):
     out = tmp_path / "demo"
-    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--quiet", "--top", "3"])
+    result = CliRunner().invoke(main, ["demo", "--out", str(out), "--quiet", "--top", "3", "--report"])
     assert result.exit_code == 0, result.output + result.stderr
     text = result.stdout
     assert "held-out triplet error" in text and "most suspicious comparisons" in text
@@ -22,6 +22,9 @@ def test_demo_runs_and_finds_the_spammers(tmp_path):
     assert summary["outlier_precision"] > 0.9
     assert summary["chosen"]["loss"] in ("soe", "tste") and summary["chosen"]["lam"] == summary["lam_used"]
     assert {"embedding.png", "outliers.png", "annotators.png", "outliers.csv"} <= {p.name for p in out.iterdir()}
+    assert set(summary["files"]) == {p.name for p in out.iterdir()} and "report.html" in summary["files"]
+    page = (out / "report.html").read_text(encoding="utf-8")  # --report, as roembed fit has it
+    assert "<h1>roembed report: robust of synthetic data (spammers, rate 0.25, seed 0)</h1>" in page
 
 
 @pytest.mark.parametrize("p_value, annotators, gold, expected", [

@@ -23,8 +23,10 @@ from ._report import chosen_params, describe_choice, describe_comparison, make_e
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many suspicious comparisons to print.")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
+@click.option("--report", "html_report", is_flag=True,
+              help="Also write report.html: the interactive report of `roembed report`.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the results.")
-def demo(out, model, rate, seed, top, svg, quiet):
+def demo(out, model, rate, seed, top, svg, html_report, quiet):
     """Fit the robust estimator to contaminated synthetic comparisons.
 
     The data follow Ma, Xu & Cao (2019): 100 objects in 10 dimensions, 10,000
@@ -37,7 +39,7 @@ def demo(out, model, rate, seed, top, svg, quiet):
     started = time.perf_counter()
     output = open_output(out)  # fails now, not after the fit, when --out cannot be written
     try:
-        files = _demo(output.folder, model, rate, seed, top, svg, quiet, started)
+        files = _demo(output.folder, model, rate, seed, top, svg, quiet, started, html_report)
         output.commit()
     except BaseException:
         output.discard()
@@ -45,7 +47,7 @@ def demo(out, model, rate, seed, top, svg, quiet):
     click.echo(f"wrote {', '.join(files)} to {out}")
 
 
-def _demo(folder, model, rate, seed, top, svg, quiet, started):
+def _demo(folder, model, rate, seed, top, svg, quiet, started, html_report=False):
     from ..experiments import make_synthetic
     from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
 
@@ -76,7 +78,8 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started):
             click.echo(f"  {describe_comparison(row, None):<40} votes {row['votes']:4.0f} vs "
                        f"{row['opposing_votes']:4.0f}  gamma {row['gamma']:.3f}  [{truth}]")
     files, table = write_results(estimator, folder, formats=("png", "svg") if svg else ("png",))
-    summary = {"output_format": OUTPUT_FORMAT, "model": model, "rate": rate, "seed": seed, "test_error": test_error,
+    summary = {"output_format": OUTPUT_FORMAT, "input": f"synthetic data ({model}, rate {rate:g}, seed {seed})",
+               "estimator": "robust", "model": model, "rate": rate, "seed": seed, "test_error": test_error,
                "outlier_precision": precision, "outlier_recall": recall,
                "n_flagged": int(flagged.sum()), "n_edges": len(flagged), "lam_used": estimator.lam_,
                "chosen": chosen_params(estimator)}
@@ -88,6 +91,10 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started):
         click.echo(f"suspect annotators: {sorted(found)}; planted spammers: {sorted(planted)} "
                    f"(precision {summary['spammer_precision']:.2f}, recall {summary['spammer_recall']:.2f})")
     summary.update(fit_seconds=round(fit_seconds, 2), seconds=round(time.perf_counter() - started, 2))
-    summary["files"] = sorted({p.name for p in files} | {"summary.json"})
+    summary["files"] = sorted({p.name for p in files} | {"summary.json"} | ({"report.html"} if html_report else set()))
     write_json(summary, folder / "summary.json")
+    if html_report:
+        from ..report import write_report
+
+        write_report(folder, folder / "report.html")  # from the folder, as roembed fit --report
     return summary["files"]
