@@ -64,10 +64,12 @@ def test_embedding_plot_colours_and_legend():
 
 def test_numeric_labels_are_read_as_a_quantity_only_when_every_label_is_a_number_of_many_values():
     values = [f"{v:.2f}" for v in np.linspace(0, 1, 12)]
-    read = plotting.numeric_labels(values + ["", " 3e-1 "], max_categories=10)
+    read = plotting.numeric_labels(values + ["", " 3e-1 ", "NaN", "n/a", None], max_categories=10)
     assert np.allclose(read[:12], np.linspace(0, 1, 12).round(2)) and np.isnan(read[12]) and read[13] == 0.3
+    assert np.isnan(read[14:]).all()  # the usual spellings of a missing number are missing values, not words
+    assert plotting.numeric_labels(np.r_[np.linspace(0, 1, 12), np.nan].astype(np.float32)) is not None
     assert plotting.numeric_labels(values[:10] + [""], max_categories=10) is None  # 10 values: categories still
-    assert plotting.numeric_labels(values + ["n/a"], max_categories=10) is None  # a word: categories
+    assert plotting.numeric_labels(values + ["high"], max_categories=10) is None  # a word: categories
     assert plotting.numeric_labels(["", ""], max_categories=10) is None
 
 

@@ -77,12 +77,16 @@ def _category_colours(labels: Sequence, max_categories: int):
     return cats.to_numpy(), colour_of
 
 
+#: Labels that mean "no value" in a column of numbers (pandas' usual spellings, as text).
+MISSING = ("", "nan", "na", "n/a", "null", "none", "<na>")
+
+
 def numeric_labels(labels: Sequence, max_categories: int = 10) -> np.ndarray | None:
     """The labels as numbers (NaN where missing) when every given label is a number and there are more distinct
     values than categories get colours, else None.  A measured quantity (a roughness, a year) is then shaded on
     a scale: as categories, ten arbitrary values got colours and every other object was grey "other"."""
     text = pd.Series(list(labels), dtype=object).fillna("").astype(str).str.strip()
-    given = (text != "").to_numpy()
+    given = ~text.str.lower().isin(MISSING).to_numpy()
     values = pd.to_numeric(text.where(given), errors="coerce").to_numpy(dtype=float)
     if not given.any() or np.isnan(values[given]).any() or len(np.unique(values[given])) <= max_categories:
         return None

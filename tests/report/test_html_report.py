@@ -386,6 +386,8 @@ def test_a_numeric_label_shades_the_map_on_a_colour_bar(fitted):
     labels = [f"{v:.2f}" for v in values[:-1]] + [""]
     data = from_estimator(est, labels=labels)
     data.summary["label_column"] = "roughness"
+    as_float32 = from_estimator(est, labels=np.r_[values[:-1], np.nan].astype(np.float32)).objects["label"]
+    assert as_float32.iloc[-1] == "" and as_float32.iloc[0] == "0.1"  # a float32 NaN is no label, not "nan"
     plot = _map_of(build(data))
     [bar] = [m for m in plot.right if isinstance(m, ColorBar)]
     assert bar.title == "roughness" and (bar.color_mapper.low, bar.color_mapper.high) == pytest.approx((0.1, 1.9))

@@ -176,7 +176,7 @@ def labels_column(labels, n: int) -> list[str]:
     labels = list(labels)
     if len(labels) != n:
         raise ValueError(f"got {len(labels)} labels for {n} objects")
-    return ["" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v) for v in labels]
+    return ["" if v is None or (np.ndim(v) == 0 and pd.isna(v)) else str(v) for v in labels]  # np.float32 NaN too
 
 
 def _as_text(values) -> np.ndarray:
