@@ -179,6 +179,26 @@ def test_uncertainty_png_names_the_labels_as_embedding_png_does(votes, tmp_path,
     monkeypatch.setattr(plotting, "plot_embedding", spy)
     labels = tmp_path / "labels.csv"
     labels.write_text("index0,kind\n" + "".join(f"{o},k{o % 3}\n" for o in range(16)))
-    result = run(votes, "--out", tmp_path / "out", "--bootstrap", 2, "--max-iter", 50, "--labels", labels, "-q")
+    result = run(votes, "--out", tmp_path / "out", "--bootstrap", 2, "--max-iter", 50, "--labels", labels)
     assert result.exit_code == 0, result.output
     assert titles == ["kind", "kind"]  # embedding.png, uncertainty.png
+    # the bootstrap's answer is printed too (it was in summary.json only)
+    b = json.loads((tmp_path / "out" / "summary.json").read_text())["bootstrap"]
+    assert (f"bootstrap (2 replicates by query): out-of-bag error {b['out_of_bag_error']:.4f} (90% interval "
+            f"{b['out_of_bag_error_low']:.4f}-{b['out_of_bag_error_high']:.4f}); median stability "
+            f"{b['median_stability']:.2f} (the share of an object's nearest neighbours kept across replicates), "
+            f"least stable: {', '.join(map(str, b['least_stable']))}; uncertainty.csv has all") in result.stdout
+
+
+def test_the_bootstrap_line_names_the_least_stable_objects_when_they_have_names():
+    from roembed.cli._uncertainty import describe_bootstrap
+
+    part = {"bootstrap": {"replicates": 10, "unit": "annotator", "confidence": 0.9, "out_of_bag_error": 0.21,
+                          "out_of_bag_error_low": 0.2, "out_of_bag_error_high": 0.23, "median_stability": 0.3,
+                          "least_stable": [4, 7], "least_stable_names": ["sugar", "coal_chamber"]}}
+    assert describe_bootstrap(part) == (
+        "bootstrap (10 replicates by annotator): out-of-bag error 0.2100 (90% interval 0.2000-0.2300); median "
+        "stability 0.30 (the share of an object's nearest neighbours kept across replicates), least stable: sugar, "
+        "coal_chamber; uncertainty.csv has all")
+    part["bootstrap"]["median_stability"] = None  # no stability (k = 0): the error only
+    assert describe_bootstrap(part).endswith("(90% interval 0.2000-0.2300)")

@@ -76,7 +76,21 @@ def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, j
         "least_stable": objects.loc[used].nsmallest(5, "stability")["object"].tolist() if "stability" in objects
         else [],
     }}
+    if "stability" in objects and names is not None:
+        part["bootstrap"]["least_stable_names"] = objects.loc[used].nsmallest(5, "stability")["name"].tolist()
     return files, part
 
 
-__all__ = ["DimensionType", "write_dimension_selection", "write_bootstrap"]
+def describe_bootstrap(part: dict) -> str:
+    """The bootstrap's answer to "how sure is this map?" in one line (it was in summary.json only)."""
+    b = part["bootstrap"]
+    line = (f"bootstrap ({b['replicates']} replicates by {b['unit']}): out-of-bag error {b['out_of_bag_error']:.4f} "
+            f"({100 * b['confidence']:g}% interval {b['out_of_bag_error_low']:.4f}-{b['out_of_bag_error_high']:.4f})")
+    if b["median_stability"] is not None:
+        least = b.get("least_stable_names") or b["least_stable"]
+        line += (f"; median stability {b['median_stability']:.2f} (the share of an object's nearest neighbours "
+                 f"kept across replicates), least stable: {', '.join(map(str, least))}; uncertainty.csv has all")
+    return line
+
+
+__all__ = ["DimensionType", "describe_bootstrap", "write_dimension_selection", "write_bootstrap"]

@@ -17,7 +17,7 @@ from ..report.data import OUTPUT_FORMAT
 from . import main
 from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, missing_file, name_lines, read_text, sniff_separator
-from ._uncertainty import DimensionType, write_bootstrap, write_dimension_selection
+from ._uncertainty import DimensionType, describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._report import METHODS, BadInput, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
@@ -528,6 +528,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else "")
         + (f" ({summary['n_position_biased_annotators']} pick one screen position more often than chance)"
            if summary["n_position_biased_annotators"] else ""))
+    if "bootstrap" in summary:
+        say(describe_bootstrap(summary))
     if verbose and table is not None and table["suspect"].any():
         say(table[table["suspect"]].head(20).to_string(index=False))
     return summary
