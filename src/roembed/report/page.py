@@ -183,9 +183,9 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     values = numeric_labels(objects["label"], MAX_CATEGORIES) if has_labels else None
     if values is not None:  # a measured quantity: shaded on a scale, as in embedding.png
         source.data["value"] = values.astype(np.float32)
-        used_values = values[objects["n_responses"].to_numpy() > 0]
-        colour = linear_cmap("value", Viridis256, low=float(np.nanmin(used_values)),
-                             high=float(np.nanmax(used_values)), nan_color=GREY)
+        drawn = values[(objects["n_responses"].to_numpy() > 0) & ~np.isnan(values)]  # the scale of the drawn
+        drawn = drawn if len(drawn) else values[~np.isnan(values)]  # objects (of all when none of them has one)
+        colour = linear_cmap("value", Viridis256, low=float(drawn.min()), high=float(drawn.max()), nan_color=GREY)
     else:
         colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
     regions_note = ""
