@@ -304,6 +304,14 @@ def test_bootstrap_results_are_shown(fitted, run_folder, tmp_path):
     assert row["bootstrap_agreement_high"] == intervals.loc[row["annotator"], "agreement_high"]
     page = write_report(est, tmp_path / "b.html", bootstrap=result).read_text(encoding="utf-8")
     assert "flag freq." in page and "stability" in page
+    # the outlier table says how often the bootstrap flags each outlier (it listed gamma only)
+    from roembed.report.page import build
+
+    layout = build(data)
+    table = next(m for m in layout.references() if getattr(m, "name", None) == "outlier_table")
+    assert "frequency" in [c.field for c in table.columns]
+    rows = table.source.data
+    assert np.allclose(rows["frequency"], expected[rows["edge"]], equal_nan=True) and len(rows["edge"])
     # the same tables beside a run folder (as roembed fit --bootstrap writes them) are read too
     folder = copy_run(run_folder, tmp_path / "with-bootstrap")
     result.objects().reset_index().to_csv(folder / "uncertainty.csv", index=False)

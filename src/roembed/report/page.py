@@ -271,6 +271,9 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
         "votes": comparisons["votes"].to_numpy(np.float64)[order],
         "opposing": comparisons["opposing_votes"].to_numpy(np.float64)[order], "gamma": gamma[order],
         "annotators": _joined(data, order)}, name="outliers")
+    bootstrapped = "flag_frequency" in comparisons  # how often the bootstrap flags each: are the flags stable?
+    if bootstrapped:
+        outlier_source.data["frequency"] = comparisons["flag_frequency"].to_numpy(np.float64)[order]
     outlier_source.selected.js_on_change("indices", CustomJS(
         args=dict(args, table=outlier_source), code=code + "\nshowEdges(cb_obj.indices.map(r => table.data.edge[r]), "
                                                            "'outlier');"))
@@ -282,6 +285,7 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
         Div(text=caption + ". Click a row to draw it."),
         _table(outlier_source, [("text", "comparison", "str", 420), ("votes", "votes", "count", 70),
                                 ("opposing", "opposing votes", "count", 100), ("gamma", "gamma", "float", 80)]
+               + ([("frequency", "flag freq.", "float", 80)] if bootstrapped else [])
                + ([("annotators", "annotators", "str", 360)] if with_annotators else []), width=1100, height=360,
                name="outlier_table"))))
     # ---- annotators
