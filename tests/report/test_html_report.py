@@ -222,6 +222,43 @@ def report(*args):
     return CliRunner().invoke(main, ["report", *map(str, args)])
 
 
+def test_roembed_report_colours_by_labels_given_after_the_fit(run_folder, tmp_path):
+    """Colours chosen after the fit needed the fit again (--labels was fit's only)."""
+    folder = copy_run(run_folder, tmp_path / "run")
+    colours = tmp_path / "colours.csv"
+    colours.write_text("name,colour\n" + "".join(f"item{o:02d},c{o % 2}\n" for o in range(N)))
+    result = report(folder, "--labels", colours)  # by name; the one label column is read
+    assert result.exit_code == 0, result.stderr
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert all(f"<li>item{o:02d} <small>(c{o % 2})</small>" in page for o in range(N))
+    assert "(k0)" not in page.split('<ol id="object-index"')[1].split("</ol>")[0]  # the fit's own labels gave way
+    assert "<th>label_column</th><td>colour</td>" in page  # the legend's title too
+    one_line_error(report(folder, "--label-column", "colour"), "--label-column colour", "--labels")
+    one_line_error(report(folder, "--labels", tmp_path / "none.csv"), "none.csv", "no such file")
+
+
+def test_report_labels_match_objects_as_the_fit_does(tmp_path):
+    """A file counting its objects from 1 (their numbers become their names): the report's labels are the ones
+    roembed fit --labels gives, whatever the matching rule (here the table's numbers are read as names)."""
+    rng = np.random.default_rng(0)
+    t = np.array([row for row in rng.integers(1, 13, size=(400, 3)) if len(set(row)) == 3])
+    votes = tmp_path / "votes.csv"
+    pd.DataFrame(t, columns=["anchor", "closer", "farther"]).to_csv(votes, index=False)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("index0,kind\n" + "".join(f"{o},k{o}\n" for o in range(12)))
+    common = ["fit", str(votes), "--index-base", "1", "--method", "soe", "--max-iter", "50", "-q"]
+    assert CliRunner().invoke(main, [*common, "-o", str(tmp_path / "with"), "--labels", str(labels)]).exit_code == 0
+    assert CliRunner().invoke(main, [*common, "-o", str(tmp_path / "later")]).exit_code == 0
+    result = report(tmp_path / "later", "--labels", labels)
+    assert result.exit_code == 0, result.stderr
+    fitted = pd.read_csv(tmp_path / "with" / "embedding.csv", keep_default_na=False, dtype=str)
+    assert (fitted["label"] != "").sum() >= 10
+    index = (tmp_path / "later" / "report.html").read_text(encoding="utf-8").split('<ol id="object-index"')[1]
+    items = index.split("</ol>")[0].split("<li>")[1:]
+    assert items == [name + (f" <small>({label})</small>" if label else "")
+                     for name, label in zip(fitted["name"], fitted["label"])]
+
+
 def test_roembed_report_says_which_objects_got_no_thumbnail(run_folder, tmp_path):
     from PIL import Image
 

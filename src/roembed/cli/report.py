@@ -29,10 +29,15 @@ def parse_axes(value: str | None):
 @click.option("--thumbnails", type=click.Path(path_type=Path), default=None,
               help="Folder of images named after the objects (<name>.png/.jpg or <index>.png), shown on hover "
                    "and embedded in the file.")
+@click.option("--labels", type=click.Path(path_type=Path), default=None,
+              help="Table with a label per object (CSV/TSV) to colour the map by, as roembed fit --labels reads it "
+                   "(the fit's own labels otherwise).")
+@click.option("--label-column", default=None,
+              help="Column of --labels to colour by [default: its one column that is not an index or names].")
 @click.option("--title", default=None, help="Title of the page.")
 @click.option("--max-comparisons", type=click.IntRange(min=1), default=None,
               help="Above this many comparisons keep each object's worst ones [default: 1,000,000].")
-def report(folder, output, axes, thumbnails, title, max_comparisons):
+def report(folder, output, axes, thumbnails, labels, label_column, title, max_comparisons):
     """Write one HTML file (no server, no network) showing the fit in FOLDER.
 
     FOLDER is an output folder of ``roembed fit``.  The page shows the embedding
@@ -42,12 +47,48 @@ def report(folder, output, axes, thumbnails, title, max_comparisons):
     their comparisons), a searchable object table and the run's summary.  Exit
     code 2 when FOLDER holds no finished run or one from an older roembed.
     """
+    if label_column is not None and labels is None:
+        raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
+    options = dict(axes=parse_axes(axes), thumbnails=thumbnails, title=title, max_comparisons=max_comparisons)
+    if labels is not None:  # colours chosen after the fit, without fitting again
+        values, note, column = run_labels(folder, labels, label_column)
+        options.update(labels=values, label_title=column)
+        if note:
+            click.echo(note, err=True)
     with collected_warnings() as caught:
-        path = write_folder_report(folder, output, axes=parse_axes(axes), thumbnails=thumbnails, title=title,
-                                   max_comparisons=max_comparisons)
+        path = write_folder_report(folder, output, **options)
     for line in warning_lines(caught):
         click.echo(line, err=True)
     click.echo(f"wrote {path}")
+
+
+def run_labels(folder: Path, path: Path, column: str | None):
+    """``(labels, note, column)``: one label per row of the run's ``embedding.csv`` from a labels table, matched
+    as ``roembed fit --labels`` matches it (by name, else by the 0-based index the fit gave the objects)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from ..report import RunFolderError, read_run
+    from .fit import check_input_file, read_labels
+
+    check_input_file(path)
+    try:
+        data = read_run(folder)
+    except RunFolderError as exc:
+        raise BadInput(str(exc)) from None
+    objects = data.objects
+    base = int((data.summary.get("settings") or {}).get("index_base") or 0)
+    codes = objects["object"].to_numpy() - base if np.issubdtype(objects["object"].dtype, np.integer) \
+        else np.arange(len(objects))
+    n = int(codes.max()) + 1
+    names = [""] * n
+    for code, name in zip(codes, objects["name"].astype(str)):
+        names[code] = name
+    fitted = SimpleNamespace(n_objects=n, object_names=names if any(names) else None,
+                             used_objects=codes[objects["n_responses"].to_numpy() > 0])
+    values, note, column = read_labels(path, column, fitted)
+    return [values[code] for code in codes], note, column
 
 
 def write_folder_report(folder: Path, output: Path | None = None, **options) -> Path:

@@ -58,8 +58,8 @@ def write_report(source, path, *, labels=None, label_title: str | None = None, t
     """
     data = _data(source, labels=labels, summary=summary, annotators=annotators, object_ids=object_ids,
                  bootstrap=bootstrap)
-    if label_title:
-        data.summary.setdefault("label_column", label_title)
+    if label_title:  # the labels' own title, also over a run folder's (its labels or "unlinked groups")
+        data.summary["label_column"] = label_title
     if thumbnails is not None:
         from .thumbnails import thumbnail_column
 
