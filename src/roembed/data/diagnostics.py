@@ -40,6 +40,10 @@ __all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", 
 EXTREME_WEIGHT_RATIO = 1e6
 
 
+#: The words of the warning about objects without comparisons (the report omits its own note when it is there).
+UNUSED = "appear in no comparison"
+
+
 class DataWarning(UserWarning):
     """The data cannot fully support what was asked; the fit ran, but read its result with care."""
 
@@ -103,7 +107,7 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
         if names is None and unused[0] == 0 and len(used) and used.min() == 1:  # MATLAB-style numbers?
             hint = (" (no comparison uses object 0: if the indices count from 1, subtract 1, or read the file with "
                     "index_base=1 / roembed fit --index-base 1)")
-        problems.append(f"{len(unused)} of {n} objects appear in no comparison (e.g. {_examples(shown)}): "
+        problems.append(f"{len(unused)} of {n} objects {UNUSED} (e.g. {_examples(shown)}): "
                         f"their coordinates are arbitrary{hint}")
     groups = object_groups(comparisons)
     n_groups = groups.max() + 1

@@ -405,11 +405,13 @@ def header_html(data: ReportData, title: str) -> str:
     facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4))}</b>"
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              for key, label in FACTS if s.get(key) is not None]
+    from ..data.diagnostics import UNUSED
+
     unused = int((data.objects["n_responses"] == 0).sum())
+    warned = _run_warnings(s)
     extra = [f"The map leaves out the objects without comparisons ({unused:,}): their positions are arbitrary. "
-             "The tables list them."] if unused else []
-    notes = "".join(f'<p class="note">{html.escape(note)}</p>'
-                    for note in (*data.notes, *_run_warnings(s), *extra))
+             "The tables list them."] if unused and not any(UNUSED in w for w in warned) else []
+    notes = "".join(f'<p class="note">{html.escape(note)}</p>' for note in (*data.notes, *warned, *extra))
     return (f'<header><h1>{html.escape(title)}</h1><p class="facts">{" &middot; ".join(facts)}</p>{notes}'
             f'</header>')
 
