@@ -237,16 +237,18 @@ def test_roembed_report_colours_by_labels_given_after_the_fit(run_folder, tmp_pa
     one_line_error(report(folder, "--labels", tmp_path / "none.csv"), "none.csv", "no such file")
 
 
-def test_report_labels_match_objects_as_the_fit_does(tmp_path):
-    """A file counting its objects from 1 (their numbers become their names): the report's labels are the ones
-    roembed fit --labels gives, whatever the matching rule (here the table's numbers are read as names)."""
+@pytest.mark.parametrize("base", [0, 1])
+def test_report_labels_match_objects_as_the_fit_does(tmp_path, base):
+    """The report's labels are the ones roembed fit --labels gives, whatever the matching rule: a file counting
+    its objects from 0 has no names (the table's index0 is the row), one counting from 1 makes its numbers the
+    names (the table's numbers are read as names)."""
     rng = np.random.default_rng(0)
-    t = np.array([row for row in rng.integers(1, 13, size=(400, 3)) if len(set(row)) == 3])
+    t = np.array([row for row in rng.integers(base, 12 + base, size=(400, 3)) if len(set(row)) == 3])
     votes = tmp_path / "votes.csv"
     pd.DataFrame(t, columns=["anchor", "closer", "farther"]).to_csv(votes, index=False)
     labels = tmp_path / "labels.csv"
     labels.write_text("index0,kind\n" + "".join(f"{o},k{o}\n" for o in range(12)))
-    common = ["fit", str(votes), "--index-base", "1", "--method", "soe", "--max-iter", "50", "-q"]
+    common = ["fit", str(votes), "--index-base", str(base), "--method", "soe", "--max-iter", "50", "-q"]
     assert CliRunner().invoke(main, [*common, "-o", str(tmp_path / "with"), "--labels", str(labels)]).exit_code == 0
     assert CliRunner().invoke(main, [*common, "-o", str(tmp_path / "later")]).exit_code == 0
     result = report(tmp_path / "later", "--labels", labels)
@@ -255,8 +257,8 @@ def test_report_labels_match_objects_as_the_fit_does(tmp_path):
     assert (fitted["label"] != "").sum() >= 10
     index = (tmp_path / "later" / "report.html").read_text(encoding="utf-8").split('<ol id="object-index"')[1]
     items = index.split("</ol>")[0].split("<li>")[1:]
-    assert items == [name + (f" <small>({label})</small>" if label else "")
-                     for name, label in zip(fitted["name"], fitted["label"])]
+    assert items == [(name or f"#{o}") + (f" <small>({label})</small>" if label else "")
+                     for o, (name, label) in enumerate(zip(fitted["name"], fitted["label"]))]
 
 
 def test_roembed_report_says_which_objects_got_no_thumbnail(run_folder, tmp_path):
