@@ -378,8 +378,11 @@ def test_regions_are_drawn_for_every_object_only_up_to_max_regions_and_the_view_
     est, _ = fitted
     result = bootstrap(est, est.graph_.comparisons, 4, fitted=est, random_state=0)
 
-    def regions_and_points(max_regions):
+    import roembed.report.page as page
+
+    def regions_and_points(max_regions, max_cover=0.0):
         monkeypatch.setattr(roembed.plotting, "MAX_REGIONS", max_regions)
+        monkeypatch.setattr(page, "MAX_REGION_COVER", max_cover)
         layout = build(from_estimator(est, bootstrap=result))
         plot = _map_of(layout)
         regions = next(r for r in plot.renderers if isinstance(getattr(r, "glyph", None), Ellipse))
@@ -402,6 +405,16 @@ def test_regions_are_drawn_for_every_object_only_up_to_max_regions_and_the_view_
     assert alpha(regions.selection_glyph, "fill_alpha") > 0 and alpha(regions.selection_glyph, "line_alpha") > 0
     assert regions.data_source is points.data_source  # a click on a point selects its region
     assert "around a chosen object" in text
+    # more objects than MAX_REGIONS, but regions that cover the map little (material: 1.3 times over): all drawn
+    data = from_estimator(est, bootstrap=result)
+    cover = page._region_cover(data.objects, data.coordinates)
+    used = data.objects["n_responses"].to_numpy() > 0
+    box = np.prod(np.ptp(data.coordinates[used], axis=0))
+    assert cover == pytest.approx(np.sum(np.pi * data.objects["axis_major"] * data.objects["axis_minor"]) / box)
+    plot, regions, points, text = regions_and_points(N - 1, max_cover=cover * 1.01)
+    assert regions.glyph.fill_alpha == 0.08 and "around an object" in text
+    plot, regions, points, text = regions_and_points(N - 1, max_cover=cover * 0.99)
+    assert regions.glyph.fill_alpha == 0 and "around a chosen object" in text
 
 
 def test_the_key_beside_an_unlabelled_map_shows_its_dashed_line_before_any_click(fitted):

@@ -102,6 +102,21 @@ def _table(source, columns, *, width, height, name=None):
                      index_position=None, name=name, autosize_mode="none", reorderable=False)
 
 
+#: Above MAX_REGIONS objects, every region is still drawn while together they cover the points' bounding box at
+#: most this many times over (material, 100 objects: 1.3; music, 400: 61; THINGS at 10 replicates: 180).
+MAX_REGION_COVER = 2.0
+
+
+def _region_cover(objects: pd.DataFrame, xy: np.ndarray) -> float:
+    """The regions' summed area over the area of the box around the objects with comparisons."""
+    used = (objects["n_responses"].to_numpy() > 0) & objects["axis_major"].notna().to_numpy()
+    if not used.any():
+        return 0.0
+    area = float(np.sum(np.pi * objects["axis_major"].to_numpy()[used] * objects["axis_minor"].to_numpy()[used]))
+    box = float(np.prod(np.ptp(xy[used], axis=0)))
+    return area / box if box > 0 else np.inf
+
+
 def _label_legend(points, cats: np.ndarray, factors: list[str], used: np.ndarray, title: str):
     """The labels' legend: most frequent first, each with its count of drawn objects, as the static plot's.  Not
     clickable: Bokeh hides a whole renderer for any entry of a grouped legend, so a click on one label hid them all."""
@@ -192,14 +207,15 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     if {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
             (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
         level = (data.summary.get("bootstrap") or {}).get("confidence", 0.9)
-        regions_note = (f" The shaded ellipse around {'an' if len(objects) <= MAX_REGIONS else 'a chosen'} object "
+        every = len(objects) <= MAX_REGIONS or _region_cover(objects, xy) <= MAX_REGION_COVER
+        regions_note = (f" The shaded ellipse around {'an' if every else 'a chosen'} object "
                         f"is its {100 * level:.0f}% region from the bootstrap: where it may lie, given the answers.")
         source.data.update({"width": 2 * objects["axis_major"].to_numpy(np.float32),
                             "height": 2 * objects["axis_minor"].to_numpy(np.float32),
                             "angle": np.radians(objects["angle"].to_numpy(np.float64)).astype(np.float32)})
         regions = plot.ellipse("x", "y", width="width", height="height", angle="angle", source=source,
                                fill_alpha=0.08, line_alpha=0.35, color=colour)
-        if len(objects) > MAX_REGIONS:  # all of them hid the points (THINGS: a solid blot): the chosen object's only
+        if not every:  # all of them hid the points (THINGS: a solid blot): the chosen object's only
             regions.glyph.update(fill_alpha=0, line_alpha=0)
             regions.selection_glyph = regions.glyph.clone(fill_alpha=0.15, line_alpha=0.6)
             regions.nonselection_glyph = regions.glyph.clone()
