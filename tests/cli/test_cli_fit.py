@@ -269,6 +269,22 @@ def test_labels_without_a_label_column_read_the_tables_one_column_of_labels(file
     assert emb["label"].tolist() == [f"k{o % 2}" for o in range(25)]
 
 
+@pytest.mark.parametrize("by", ["name", "index0"])
+def test_an_object_with_rows_that_disagree_takes_its_first_row_and_says_so(files, tmp_path, by):
+    """A labels table with one row per image or per rater: the last row won, without a word."""
+    _, csv, names, _ = files
+    rows = [(f"thing{o}" if by == "name" else str(o), f"g{o % 3}") for o in range(25)]
+    rows += [("thing4" if by == "name" else "4", "late"), ("thing7" if by == "name" else "7", "g1;x")]
+    labels = write(tmp_path, f"{by},group\n" + "".join(f"{k},{v}\n" for k, v in rows), "rows.csv")
+    result = run(csv, "--names", names, "--labels", labels, "--method", "soe", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"g{o % 3}" for o in range(25)]  # thing4's first row; thing7's agrees
+    warned = [line for line in result.stderr.splitlines() if "different group" in line]
+    assert warned == [f"warning: {labels}: 1 object has rows with different group (e.g. "
+                      f"{'thing4' if by == 'name' else '4'}: g1, late): each object's first row is used"]
+
+
 def test_dash_o_names_the_output_folder_as_in_roembed_report(files, tmp_path):
     _, csv, _, _ = files
     result = run(csv, "-o", tmp_path / "short", "--method", "soe", "--quiet")  # was "No such option '-o'"

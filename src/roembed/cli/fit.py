@@ -113,10 +113,10 @@ def _small_text(path: Path, encoding: str) -> str:
 
 
 def read_labels(path: Path, column: str | None, comparisons,
-                encoding: str = "utf-8") -> tuple[list[str], str | None, str]:
-    """``(labels, note, column)``: one label per object from a CSV/TSV, a warning line when objects that have
-    comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few),
-    and the column read.  Rows are matched to objects by a column of object names (the one matching most names) or
+                encoding: str = "utf-8") -> tuple[list[str], list[str], str]:
+    """``(labels, notes, column)``: one label per object from a CSV/TSV, warning lines when objects that have
+    comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few)
+    or several rows that disagree (the first counts), and the column read.  Rows are matched to objects by a column of object names (the one matching most names) or
     else by an integer index column (``index0``/``index``/``object``, else the first column).  Without ``column``,
     the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
     two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
@@ -140,8 +140,9 @@ def read_labels(path: Path, column: str | None, comparisons,
         key = next((c for c in INDEX_COLUMNS if c in table.columns), table.columns[0])
     if column is None:
         column = _label_column(path, table, key)
+    notes = _conflicting_rows(path, table, key, column)
     if by_name:
-        lookup = dict(zip(table[key], table[column]))
+        lookup = dict(zip(table[key][::-1], table[column][::-1]))  # an object's first row counts
         values = [lookup.get(name, "") for name in names]
         has_row = np.isin(np.asarray(names, dtype=object), table[key].to_numpy(dtype=object))
     else:
@@ -151,17 +152,35 @@ def read_labels(path: Path, column: str | None, comparisons,
             r = int(np.flatnonzero(bad.to_numpy())[0])
             raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not an object index in 0..{n - 1}")
         values = [""] * n
-        for o, v in zip(index.astype(int), table[column]):
+        for o, v in zip(index.astype(int)[::-1], table[column][::-1]):  # an object's first row counts
             values[o] = v
         has_row = np.isin(np.arange(n), index.astype(int).to_numpy())
     used = comparisons.used_objects
     rowless = used[~has_row[used]]
-    note = None
     if len(rowless):
         shown = ", ".join(str(names[o]) if names is not None else str(o) for o in rowless[:5])
-        note = (f"warning: {path}: {len(rowless)} of the {len(used)} objects with comparisons have no row in its "
-                f"{key} column (e.g. {shown}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
-    return [v.split(";")[0].strip() for v in values], note, column
+        notes.append(f"warning: {path}: {len(rowless)} of the {len(used)} objects with comparisons have no row in "
+                     f"its {key} column (e.g. {shown}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
+    return [_first_label(v) for v in values], notes, column
+
+
+def _first_label(value: str) -> str:
+    return value.split(";")[0].strip()
+
+
+def _conflicting_rows(path: Path, table: pd.DataFrame, key: str, column: str) -> list[str]:
+    """A warning line when an object has several rows whose labels differ (a table of one row per image or per
+    rater): the last row silently won; now the first does, and the line says so."""
+    labels = table[column].map(_first_label)
+    spread = labels.groupby(table[key], sort=False).nunique()
+    differ = spread.index[spread > 1]
+    if not len(differ):
+        return []
+    example = differ[0]
+    seen = list(dict.fromkeys(labels[table[key] == example]))
+    objects = f"{len(differ)} objects have" if len(differ) > 1 else "1 object has"
+    return [f"warning: {path}: {objects} rows with different {column} (e.g. {example}: "
+            f"{', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''}): each object's first row is used"]
 
 
 INDEX_COLUMNS = ("index0", "index", "object")
@@ -391,9 +410,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if annotator_rounds and data.annotator is None:
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
                        "(annotator, worker_id, puid, ...)")
-    label_values, label_note, label_column = (read_labels(labels, label_column, data, encoding) if labels is not None
-                                              else (None, None, None))
-    notes += [label_note] if label_note else []
+    label_values, label_notes, label_column = (read_labels(labels, label_column, data, encoding) if labels is not None
+                                               else (None, [], None))
+    notes += label_notes
     object_ids = np.arange(data.n_objects)
     used = data.used_objects
     if 2 * len(used) < data.n_objects:  # mostly unused ids (e.g. 10 of 1,000,000): fit the used ones only

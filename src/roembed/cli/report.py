@@ -51,10 +51,10 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
         raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
     options = dict(axes=parse_axes(axes), thumbnails=thumbnails, title=title, max_comparisons=max_comparisons)
     if labels is not None:  # colours chosen after the fit, without fitting again
-        values, note, column = run_labels(folder, labels, label_column)
+        values, notes, column = run_labels(folder, labels, label_column)
         options.update(labels=values, label_title=column)
-        if note:
-            click.echo(note, err=True)
+        for line in notes:
+            click.echo(line, err=True)
     with collected_warnings() as caught:
         path = write_folder_report(folder, output, **options)
     for line in warning_lines(caught):
@@ -63,7 +63,7 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
 
 
 def run_labels(folder: Path, path: Path, column: str | None):
-    """``(labels, note, column)``: one label per row of the run's ``embedding.csv`` from a labels table, matched
+    """``(labels, notes, column)``: one label per row of the run's ``embedding.csv`` from a labels table, matched
     as ``roembed fit --labels`` matches it (by name, else by the 0-based index the fit gave the objects)."""
     from types import SimpleNamespace
 
@@ -87,8 +87,8 @@ def run_labels(folder: Path, path: Path, column: str | None):
         names[code] = name
     fitted = SimpleNamespace(n_objects=n, object_names=names if any(names) else None,
                              used_objects=codes[objects["n_responses"].to_numpy() > 0])
-    values, note, column = read_labels(path, column, fitted)
-    return [values[code] for code in codes], note, column
+    values, notes, column = read_labels(path, column, fitted)
+    return [values[code] for code in codes], notes, column
 
 
 def write_folder_report(folder: Path, output: Path | None = None, **options) -> Path:
