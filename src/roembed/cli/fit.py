@@ -116,8 +116,9 @@ def read_labels(path: Path, column: str | None, comparisons,
                 encoding: str = "utf-8") -> tuple[list[str], list[str], str]:
     """``(labels, notes, column)``: one label per object from a CSV/TSV, warning lines when objects that have
     comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few)
-    or several rows that disagree (the first counts), and the column read.  Rows are matched to objects by a column of object names (the one matching most names) or
-    else by an integer index column (``index0``/``index``/``object``, else the first column).  Without ``column``,
+    or several rows that disagree (the first counts), and the column read.  Rows are matched to objects by a
+    column of object names (the one matching most names) or else by an integer index column
+    (``index0``/``index``/``object``, else the first column).  Without ``column``,
     the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
     two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
     text = _small_text(path, encoding)
