@@ -233,6 +233,10 @@ def test_roembed_report_colours_by_labels_given_after_the_fit(run_folder, tmp_pa
     assert all(f"<li>item{o:02d} <small>(c{o % 2})</small>" in page for o in range(N))
     assert "(k0)" not in page.split('<ol id="object-index"')[1].split("</ol>")[0]  # the fit's own labels gave way
     assert "<th>label_column</th><td>colour</td>" in page  # the legend's title too
+    # in Python: labels and their title given for a run folder win over the folder's own
+    page = write_report(run_folder, tmp_path / "py.html", labels=[f"p{o % 2}" for o in range(N)],
+                        label_title="parity").read_text(encoding="utf-8")
+    assert "<th>label_column</th><td>parity</td>" in page and "<li>item01 <small>(p1)</small>" in page
     one_line_error(report(folder, "--label-column", "colour"), "--label-column colour", "--labels")
     one_line_error(report(folder, "--labels", tmp_path / "none.csv"), "none.csv", "no such file")
 

@@ -187,6 +187,12 @@ def _conflicting_rows(path: Path, table: pd.DataFrame, key: str, column: str) ->
 INDEX_COLUMNS = ("index0", "index", "object")
 
 
+def check_label_options(labels, label_column) -> None:
+    """``--label-column`` names a column of ``--labels`` (fit and report)."""
+    if label_column is not None and labels is None:
+        raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
+
+
 def _label_column(path: Path, table: pd.DataFrame, key: str) -> str:
     """The labels table's one column that is not the rows' key, an index or a names column, for ``--labels``
     without ``--label-column``."""
@@ -300,8 +306,7 @@ def fit(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
     if test_file is not None and holdout > 0:
         raise BadInput(f"--test {test_file} and --holdout {holdout:g}: give one or the other")
     check_test_is_not_training(test_file, comparisons)
-    if label_column is not None and labels is None:
-        raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
+    check_label_options(labels, label_column)
     lam = parse_lam(lam)
     columns = parse_columns(columns)
     if n_bootstrap == 1:

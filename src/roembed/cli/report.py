@@ -47,24 +47,25 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
     their comparisons), a searchable object table and the run's summary.  Exit
     code 2 when FOLDER holds no finished run or one from an older roembed.
     """
-    if label_column is not None and labels is None:
-        raise BadInput(f"--label-column {label_column} names a column of --labels, which is missing")
-    options = dict(axes=parse_axes(axes), thumbnails=thumbnails, title=title, max_comparisons=max_comparisons)
+    from .fit import check_label_options
+
+    check_label_options(labels, label_column)
+    data = None
     if labels is not None:  # colours chosen after the fit, without fitting again
-        values, notes, column = run_labels(folder, labels, label_column)
-        options.update(labels=values, label_title=column)
+        data, notes = relabelled(folder, labels, label_column)
         for line in notes:
             click.echo(line, err=True)
     with collected_warnings() as caught:
-        path = write_folder_report(folder, output, **options)
+        path = write_folder_report(folder, output, data=data, axes=parse_axes(axes), thumbnails=thumbnails,
+                                   title=title, max_comparisons=max_comparisons)
     for line in warning_lines(caught):
         click.echo(line, err=True)
     click.echo(f"wrote {path}")
 
 
-def run_labels(folder: Path, path: Path, column: str | None):
-    """``(labels, notes, column)``: one label per row of the run's ``embedding.csv`` from a labels table, matched
-    as ``roembed fit --labels`` matches it (by name, else by the 0-based index the fit gave the objects)."""
+def relabelled(folder: Path, path: Path, column: str | None):
+    """``(report data, notes)``: the run in ``folder`` read once, its objects labelled from the table at ``path``
+    as ``roembed fit --labels`` labels them (by name, else by the 0-based index the fit gave the objects)."""
     from types import SimpleNamespace
 
     import numpy as np
@@ -88,20 +89,24 @@ def run_labels(folder: Path, path: Path, column: str | None):
     fitted = SimpleNamespace(n_objects=n, object_names=names if any(names) else None,
                              used_objects=codes[objects["n_responses"].to_numpy() > 0])
     values, notes, column = read_labels(path, column, fitted)
-    return [values[code] for code in codes], notes, column
+    objects["label"] = [values[code] for code in codes]
+    data.summary["label_column"] = column
+    return data, notes
 
 
-def write_folder_report(folder: Path, output: Path | None = None, **options) -> Path:
-    """``roembed report`` as a function: bad folders and options become :class:`BadInput`."""
+def write_folder_report(folder: Path, output: Path | None = None, data=None, **options) -> Path:
+    """``roembed report`` as a function: bad folders and options become :class:`BadInput`.  ``data``: the
+    folder's run already read (and relabelled, :func:`relabelled`), else it is read here."""
     from ..report import MAX_COMPARISONS, RunFolderError, write_report
     from ..report.page import AxesError
 
     options["max_comparisons"] = options.get("max_comparisons") or MAX_COMPARISONS
     output = output or folder / "report.html"
+    source = folder if data is None else data
     try:
         if folder.is_dir() and output.parent.resolve() == folder.resolve():
-            return add_to_run(folder, output.name, lambda path: write_report(folder, path, **options))
-        return write_report(folder, output, **options)
+            return add_to_run(folder, output.name, lambda path: write_report(source, path, **options))
+        return write_report(source, output, **options)
     except RunFolderError as exc:
         raise BadInput(str(exc)) from None
     except AxesError as exc:  # in the option's own 1-based numbers
