@@ -176,6 +176,40 @@ def test_ctrl_c_during_imports_is_one_line():
     assert proc.stderr.strip() == "roembed: interrupted", proc.stderr
 
 
+def test_ctrl_c_during_a_run_is_one_line_and_writes_nothing(clean_votes, tmp_path):
+    """A real SIGINT in the middle of the output set's write (click turns Ctrl-C into its Abort, which
+    printed 'Aborted!' with exit 1): the same line and code as during imports, and no folder, whole or half."""
+    out, marker = tmp_path / "out", tmp_path / "writing"
+    child = textwrap.dedent(f"""
+        import sys, time
+        import roembed.cli._report as report
+        original = report.write_csv
+        def slow(frame, path):
+            result = original(frame, path)
+            open({str(marker)!r}, "w").close()
+            time.sleep(60)
+            return result
+        report.write_csv = slow
+        sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
+        from roembed._entry import run
+        run()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": SRC},
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), "the child never reached the write"
+        proc.send_signal(signal.SIGINT)
+        stderr = proc.communicate(timeout=60)[1]
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.strip() == "roembed: interrupted", stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["writing"]  # no output folder, no staging left
+
+
 # -- output sets ---------------------------------------------------------------------------
 def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     out = tmp_path / "out"

@@ -27,9 +27,9 @@ class OneLineErrors(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except (click.Abort, EOFError):
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
+        except (click.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort; the same line as during imports
+            click.echo("roembed: interrupted", err=True)
+            sys.exit(130)
         sys.exit(code if isinstance(code, int) else 0)
 
 
