@@ -60,6 +60,8 @@ class LossEmbedding(OrdinalEmbedding):
     init_scale : float or "auto"
         Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).
     random_state : int, RandomState or None
+        Seeds every random choice of a fit: the same seed gives the same result on the same machine with the
+        same number of threads (another count splits the sums over edges otherwise; the last digits move).
     verbose : int
         Print the objective every ``verbose`` iterations (0: silent).
 
