@@ -141,7 +141,7 @@ def test_an_interrupted_bootstrap_resumes_from_its_store(votes, tmp_path, monkey
 
     monkeypatch.setattr(uncertainty, "_replicate", interrupted)
     stopped = run(*args, "--out", out, "--bootstrap-store", store)
-    assert stopped.exit_code == 1 and not out.exists()  # no output folder from a run that did not finish
+    assert stopped.exit_code == 130 and not out.exists()  # interrupted; no output folder from a run that did not finish
     assert sorted(p.name for p in store.iterdir()) == ["manifest.json", "replicate-0000.npz", "replicate-0001.npz"]
     monkeypatch.setattr(uncertainty, "_replicate", real)
     resumed = run(*args, "--out", out, "--bootstrap-store", store)  # the same command again
