@@ -249,7 +249,8 @@ def test_restarts_keep_the_lowest_objective_and_recover_a_line():
     data = make_synthetic(n_objects=30, dim=1, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
                           model="vote", random_state=3001)
     est = RobustOrdinalEmbedding(1, random_state=1).fit(data.train)
-    assert len(est.restart_objectives_) == 20  # n_init="auto" at p = 1
+    starts = est.restart_objectives_  # n_init="auto" at p = 1: 20 starts, fewer once five agree
+    assert len(starts) == 20 or 5 <= robust_fit.near_lowest(np.asarray(starts)).sum() <= len(starts) < 20, starts
     assert abs(spearmanr(est.embedding_[:, 0], data.X_true[:, 0])[0]) >= 0.95
     one = RobustOrdinalEmbedding(1, random_state=1, n_init=1, loss=est.chosen_params_["loss"],
                                  weighting="net", refine=None).fit(data.train)
