@@ -85,6 +85,38 @@ def test_named_objects_are_scored_by_name_not_by_position(name):
         plain.score(frame)
 
 
+@pytest.mark.parametrize("name", ["robust", "soe", "roe"])
+def test_comparisons_of_an_object_the_fit_never_saw_are_scored_with_a_warning(name):
+    """Object 7's every comparison left out of the fit: its coordinates are the start's, so its comparisons
+    count in a score (and get a prediction) without meaning; a DataWarning counts them, and only them."""
+    from roembed.data.diagnostics import DataWarning
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(10, 2))
+    queries = np.array([rng.choice(10, 3, replace=False) for _ in range(300)])
+    closer = ((X[queries[:, 0]] - X[queries[:, 1]]) ** 2).sum(1) < ((X[queries[:, 0]] - X[queries[:, 2]]) ** 2).sum(1)
+    triplets = np.where(closer[:, None], queries, queries[:, [0, 2, 1]])
+    has_7 = (triplets == 7).any(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the fit's own warning about object 7
+        est = build(name).fit(Comparisons.from_triplets(triplets[~has_7], n_objects=10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none where every object was fitted
+        est.score(triplets[~has_7]), est.predict(triplets[~has_7])
+    message = rf"^{has_7.sum()} of 300 comparisons scored have an object the fit saw in no comparison \(the first: 7\)"
+    with pytest.warns(DataWarning, match=message) as record:
+        score = est.score(triplets)
+    assert len(record) == 1 and 0 < score < 1
+    with pytest.warns(DataWarning, match=r"^1 of 2 comparisons predicted have an object .* \(the first: 7\)"):
+        est.predict(np.array([triplets[~has_7][0], triplets[has_7][0]]))
+    names = [f"o{o}" for o in range(10)]  # names given with the indices: the fit knows 'o7', unseen
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        named = build(name).fit(Comparisons.from_triplets(triplets[~has_7], object_names=names))
+    with pytest.warns(DataWarning, match=r"\(the first: 'o7'\)"):
+        named.score(Comparisons.from_triplets(triplets, object_names=names))
+
+
 # -- scikit-learn's checks through a triplet adapter -----------------------------------------
 def features_to_triplets(X, n_objects=None):
     """A feature matrix (n points) -> 10 n triplets among its rows (the first ``n_objects``),

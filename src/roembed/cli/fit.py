@@ -467,6 +467,11 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     if describe_choice(estimator):
         say(describe_choice(estimator))
     notes += warning_lines(caught, comparisons)
+    with collected_warnings() as caught:  # a held-out comparison of an object the fit never saw: say so
+        errors = {"train_error": 1.0 - estimator.score(train),
+                  "train_error_unweighted": 1.0 - estimator.score(train.with_weight(np.ones(len(train)))),
+                  "holdout_error": None if test is None else 1.0 - estimator.score(test)}
+    notes += warning_lines(caught, test_file if test_file is not None else f"--holdout {holdout:g}")
     for line in notes:
         click.echo(line, err=True)  # never quiet: these say what the result cannot be trusted for
     groups = object_groups(train)
@@ -515,9 +520,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "objective": getattr(estimator, "objective_", None),
         "lam_used": getattr(estimator, "lam_", None),
         "chosen": chosen_params(estimator),
-        "train_error": 1.0 - estimator.score(train),
-        "train_error_unweighted": 1.0 - estimator.score(train.with_weight(np.ones(len(train)))),
-        "holdout_error": None if test is None else 1.0 - estimator.score(test),
+        **errors,
         "n_holdout_responses": 0 if test is None else len(test),
         "n_edges": len(estimator.graph_),
         "n_groups": int(groups.max() + 1),

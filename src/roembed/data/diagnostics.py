@@ -34,7 +34,7 @@ from .comparisons import ComparisonGraph, Comparisons
 from .validation import count_noun
 
 __all__ = ["DataWarning", "object_groups", "data_problems", "free_coordinates", "too_few_queries",
-           "warn_data_problems", "EXTREME_WEIGHT_RATIO"]
+           "warn_data_problems", "warn_unfitted_objects", "EXTREME_WEIGHT_RATIO"]
 
 #: largest / median positive weight from which the weights are called extreme
 EXTREME_WEIGHT_RATIO = 1e6
@@ -148,3 +148,22 @@ def warn_data_problems(graph: ComparisonGraph, n_components: int | None = None) 
     for problem in problems:
         warn(problem, DataWarning)
     return problems
+
+
+def warn_unfitted_objects(fitted: Comparisons, comparisons: Comparisons, what: str) -> int:
+    """Warns (:class:`DataWarning`) when some of ``comparisons``, numbered as the objects of the fit to
+    ``fitted``, have an object that no comparison of the fit showed: its coordinates are the start's, so a
+    prediction or a score on such a comparison is arbitrary too (in a score they count, near chance, without a
+    word).  ``what`` names the use ("scored", "predicted").  Returns how many comparisons have one."""
+    used = np.zeros(max(fitted.n_objects, comparisons.n_objects), bool)
+    used[fitted.used_objects] = True
+    unseen = ~used[comparisons.quadruplets].all(axis=1)
+    count = int(unseen.sum())
+    if count:
+        row = comparisons.quadruplets[np.argmax(unseen)]
+        first = row[~used[row]][0]
+        names = comparisons.object_names
+        label = repr(names[first]) if names is not None else str(first)
+        warn(f"{count} of {len(comparisons)} comparisons {what} have an object the fit saw in no comparison (the "
+             f"first: {label}): its coordinates are arbitrary, and so is the answer on them", DataWarning)
+    return count

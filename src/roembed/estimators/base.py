@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import ComparisonGraph, as_comparisons
-from ..data.diagnostics import warn_data_problems
+from ..data.diagnostics import warn_data_problems, warn_unfitted_objects
 from ..data.validation import InvalidComparisonsError
 from ..losses import Loss
 from ..metrics import agreement
@@ -149,9 +149,11 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return comparisons
 
     def decision_function(self, X):
-        """``d(l, k) - d(i, j)`` per query: positive when the first pair is predicted closer."""
-        q = self._query(X).quadruplets
-        d_near, d_far = quadruplet_distances(self.embedding_, q)
+        """``d(l, k) - d(i, j)`` per query: positive when the first pair is predicted closer.  Warns
+        (``DataWarning``) where a comparison has an object the fit saw in no comparison, as :meth:`score` does."""
+        comparisons = self._query(X)
+        warn_unfitted_objects(self.graph_.comparisons, comparisons, "predicted")
+        d_near, d_far = quadruplet_distances(self.embedding_, comparisons.quadruplets)
         return d_far - d_near
 
     def predict(self, X):
@@ -159,8 +161,13 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return self.decision_function(X) > 0
 
     def score(self, X, y=None, sample_weight=None):
-        """Weighted share of the responses the embedding satisfies (1 - triplet error)."""
+        """Weighted share of the responses the embedding satisfies (1 - triplet error).
+
+        A comparison of an object that no comparison of the fit showed counts too (its coordinates are the
+        start's, so the embedding's answer on it is arbitrary), with a ``DataWarning`` that counts them: a
+        split by rows or by query can leave an object's every comparison on the scored side."""
         comparisons = self._query(X, y, sample_weight)  # first: unfitted, it raises NotFittedError
+        warn_unfitted_objects(self.graph_.comparisons, comparisons, "scored")
         return agreement(self.embedding_, comparisons)
 
     def _more_tags(self):  # scikit-learn < 1.6
