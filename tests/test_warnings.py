@@ -75,3 +75,15 @@ def test_warnings_of_several_fits_are_counted_by_kind():
                                                 "2 of 4 fits (p 1, 2): B: slow"]
     with pytest.warns(UserWarning, match=r"^1 of 2 runs: B: slow$"):
         warn_counted([(None, ["B: slow"]), (None, [])], "runs")
+
+
+def test_messages_differing_only_in_numbers_and_examples_are_one_kind():
+    from roembed._warn import message_kinds
+
+    fits = [("a", ["6 of 400 objects appear in no comparison (e.g. cure, joe): arbitrary", "slow"]),
+            ("b", ["5 of 400 objects appear in no comparison (e.g. luniz): arbitrary"]),
+            ("c", ["5 of 400 objects appear in no comparison (e.g. luniz): arbitrary", "2 groups (sizes 3, 1)"])]
+    assert message_kinds(fits) == [
+        ("6 of 400 objects appear in no comparison (e.g. cure, joe): arbitrary", {0: "a", 1: "b", 2: "c"}, True),
+        ("slow", {0: "a"}, False), ("2 groups (sizes 3, 1)", {2: "c"}, False)]  # most frequent first, then as seen
+

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
 from pathlib import Path
 
 import click
 
+from .._warn import message_kinds
 from . import main
 
 
@@ -40,8 +40,9 @@ def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retr
     failed = [r for r in new if r["status"] != "ok"]
     written = write_report(store, out)
     click.echo(f"{len(new)} new cells in {wall:.1f} s wall ({len(failed)} failed); store: {store.path}")
-    for text, count in Counter(w for r in new for w in r.get("warnings", [])).most_common():
-        click.echo(f"warning ({count} of {len(new)} cells; their records list it): {text}", err=True)
+    for first, cells, differ in message_kinds((None, r.get("warnings", [])) for r in new):
+        click.echo(f"warning ({len(cells)} of {len(new)} cells; their records list it){', e.g.' if differ else ''}: "
+                   f"{first}", err=True)
     for path in written.values():
         click.echo(f"wrote {path}")
 
