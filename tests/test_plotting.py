@@ -73,6 +73,18 @@ def test_numeric_labels_are_read_as_a_quantity_only_when_every_label_is_a_number
     assert plotting.numeric_labels(["", ""], max_categories=10) is None
 
 
+def test_a_list_of_labels_counts_by_its_first_as_the_cli_reads_rock_semicolon_pop():
+    """load_music_genres gives each artist a list of genres: as categories, each list's text was one colour
+    ("['alternative rock', 'post-grunge']") and "[]" another."""
+    assert [plotting.label_text(v) for v in (["rock", "pop"], ("jazz",), [], {"b", "a"}, np.array(["x", "y"]),
+                                              None, np.float32("nan"), 3, "a;b")] == \
+        ["rock", "jazz", "", "a", "x", "", "", "3", "a;b"]
+    X = np.random.default_rng(3).normal(size=(6, 2))
+    genres = [["rock", "pop"], ["rock"], ["jazz", "rock"], [], ["rock", "metal"], ["jazz"]]
+    ax = plot_embedding(X, labels=genres).axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["other / none", "rock (3)", "jazz (2)"]
+
+
 def test_a_numeric_label_shades_the_points_on_a_scale():
     """Coloured as categories, 10 arbitrary values of a measured roughness got colours and the rest were grey."""
     X = np.random.default_rng(3).normal(size=(30, 2))

@@ -77,6 +77,17 @@ def _category_colours(labels: Sequence, max_categories: int):
     return cats.to_numpy(), colour_of
 
 
+def label_text(value) -> str:
+    """One object's label as text: "" for none (None, NaN); a sequence of labels (an artist's genres, as
+    :func:`roembed.load_music_genres` gives them) counts by its first, as ``roembed fit --labels`` reads
+    "rock;pop" (as a category, the list's text made one colour per distinct list, and "[]" one more)."""
+    if isinstance(value, (set, frozenset)):
+        value = sorted(value, key=str)
+    if isinstance(value, (list, tuple, pd.Series)) or (isinstance(value, np.ndarray) and value.ndim > 0):
+        return label_text(list(value)[0]) if len(value) else ""
+    return "" if value is None or (np.ndim(value) == 0 and pd.isna(value)) else str(value)  # np.float32 NaN too
+
+
 #: Labels that mean "no value" in a column of numbers (pandas' usual spellings, as text).
 MISSING = ("", "nan", "na", "n/a", "null", "none", "<na>")
 
@@ -137,8 +148,8 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     """Scatter of the embedding (first two coordinates; PCA for p > 2).
 
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
-    category per object, e.g. a genre) colour the points, the ``max_categories``
-    most frequent get a colour and a legend entry, the rest are grey "other".
+    category per object, e.g. a genre; a list of them counts by its first) colour the points, the
+    ``max_categories`` most frequent get a colour and a legend entry, the rest are grey "other".
     ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` or
     :class:`~roembed.sandwich.LocalUncertaintyResult` of this embedding) draws
     each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane); with
@@ -158,6 +169,7 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     if labels is not None:
         if len(labels) != n:
             raise ValueError(f"got {len(labels)} labels for {n} objects")
+        labels = [label_text(v) for v in labels]
         values = numeric_labels(labels, max_categories)
         if values is not None:  # a scale, with the objects without a value grey
             none = np.isnan(values)

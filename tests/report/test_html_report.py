@@ -82,8 +82,8 @@ def test_the_label_legend_sits_beside_the_map_most_frequent_first_and_is_not_cli
     from roembed.report.page import build
 
     est, _ = fitted
-    labels = ["rare"] + ["common"] * 12 + ["middle"] * 7  # in data order: rare, common, middle
-    layout = build(from_estimator(est, labels=labels))
+    labels = ["rare"] + ["common"] * 12 + [["middle", "also"]] * 7  # data order: rare, common, middle; a list
+    layout = build(from_estimator(est, labels=labels))  # counts by its first label, as roembed fit reads "a;b"
     plot = next(m for m in layout.references() if getattr(m, "name", None) == "map")
     legend = next(m for m in plot.right if isinstance(m, Legend))
     shown = [item.label.value for item in legend.items]

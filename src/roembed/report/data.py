@@ -176,7 +176,9 @@ def labels_column(labels, n: int) -> list[str]:
     labels = list(labels)
     if len(labels) != n:
         raise ValueError(f"got {len(labels)} labels for {n} objects")
-    return ["" if v is None or (np.ndim(v) == 0 and pd.isna(v)) else str(v) for v in labels]  # np.float32 NaN too
+    from ..plotting import label_text
+
+    return [label_text(v) for v in labels]
 
 
 def _as_text(values) -> np.ndarray:
