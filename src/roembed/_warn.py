@@ -27,9 +27,10 @@ def warn(message, category=UserWarning) -> None:
 
 def message_kinds(fits) -> list[tuple[str, dict, bool]]:
     """The kinds of message that several fits gave: ``(first message, {fit: key}, whether its messages
-    differ)``, the most frequent kind first (then in the order first seen).  ``fits``: one ``(key, messages)`` per fit.  Messages that differ
-    only in their numbers and parenthesised examples ("6 of 400 objects appear in no comparison (e.g. cure,
-    ...)" from one fit, "5 of 400 ... (e.g. joe, ...)" from another) are one kind, quoted by its first."""
+    differ)``, the most frequent kind first (then in the order first seen).  ``fits``: one ``(key, messages)``
+    per fit.  Messages that differ only in their numbers and parenthesised examples ("6 of 400 objects appear
+    in no comparison (e.g. cure, ...)" from one fit, "5 of 400 ... (e.g. joe, ...)" from another) are one
+    kind, quoted by its first."""
     kinds: dict[str, tuple[str, dict, set]] = {}  # masked -> (first message, fit -> key, messages)
     for fit, (key, messages) in enumerate(fits):
         for message in map(str, messages):
