@@ -160,6 +160,33 @@ def test_messages_name_the_real_problem(clean_votes, tmp_path):
     assert len(warning) == 1 and "--max-iter" in warning[0] and ".py" not in warning[0], result.stderr
 
 
+def stuck_in_the_write(clean_votes, out: Path, marker: Path, **popen) -> subprocess.Popen:
+    """``roembed fit ... --out out`` in a child process, held (60 s) in the middle of writing its output set, once
+    ``marker`` exists: after the first CSV is written into the staging folder."""
+    child = textwrap.dedent(f"""
+        import sys, time
+        import roembed.cli._report as report
+        original = report.write_csv
+        def slow(frame, path):
+            result = original(frame, path)
+            open({str(marker)!r}, "w").close()
+            time.sleep(60)
+            return result
+        report.write_csv = slow
+        sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
+        from roembed._entry import run
+        run()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": SRC}, **popen)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not marker.exists():
+        proc.kill()
+        raise AssertionError("the child never reached the write")
+    return proc
+
+
 def test_ctrl_c_during_imports_is_one_line():
     code = ("import builtins, sys\n"
             "real = builtins.__import__\n"
@@ -180,27 +207,8 @@ def test_ctrl_c_during_a_run_is_one_line_and_writes_nothing(clean_votes, tmp_pat
     """A real SIGINT in the middle of the output set's write (click turns Ctrl-C into its Abort, which
     printed 'Aborted!' with exit 1): the same line and code as during imports, and no folder, whole or half."""
     out, marker = tmp_path / "out", tmp_path / "writing"
-    child = textwrap.dedent(f"""
-        import sys, time
-        import roembed.cli._report as report
-        original = report.write_csv
-        def slow(frame, path):
-            result = original(frame, path)
-            open({str(marker)!r}, "w").close()
-            time.sleep(60)
-            return result
-        report.write_csv = slow
-        sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
-        from roembed._entry import run
-        run()
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": SRC},
-                            stderr=subprocess.PIPE, text=True)
+    proc = stuck_in_the_write(clean_votes, out, marker, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), "the child never reached the write"
         proc.send_signal(signal.SIGINT)
         stderr = proc.communicate(timeout=60)[1]
     finally:
@@ -274,26 +282,8 @@ def test_sigkill_during_the_write_leaves_one_consistent_set(clean_votes, tmp_pat
     assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     marker = tmp_path / "writing"
-    child = textwrap.dedent(f"""
-        import sys, time
-        import roembed.cli._report as report
-        original = report.write_csv
-        def slow(frame, path):
-            result = original(frame, path)
-            open({str(marker)!r}, "w").close()
-            time.sleep(60)
-            return result
-        report.write_csv = slow
-        sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
-        from roembed._entry import run
-        run()
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", child], env={**os.environ, "PYTHONPATH": SRC})
+    proc = stuck_in_the_write(clean_votes, out, marker)
     try:
-        deadline = time.monotonic() + 120
-        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert marker.exists(), "the child never reached the write"
         staging = [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
         assert staging and (staging[0] / "embedding.csv").exists()  # killed in the middle of its set
         os.kill(proc.pid, signal.SIGKILL)
