@@ -62,7 +62,19 @@ def test_row_locator_names_file_lines_and_expanded_rows():
     assert RowLocator(None, np.array([0, 0, 1, 1]))(3) == "row 1"  # two rows made from input row 1
     report = SkipReport()
     report.add(np.array([0, 1]), "bad", RowLocator("f.csv", np.array([2, 3])), max_examples=1)
-    assert report.n_skipped == 2 and str(report) == "skipped 2 invalid row(s), e.g. f.csv line 2: bad"
+    assert report.n_skipped == 2 and str(report) == "skipped 2 invalid row(s) of f.csv, e.g. line 2: bad"
+    # the file is named once when every example comes from it (music: five long paths on one line before)
+    report = SkipReport()
+    report.add(np.array([0, 1]), "bad at line 9: x", RowLocator("dir with line x/f.csv", np.array([2, 3])))
+    assert str(report) == "skipped 2 invalid row(s) of dir with line x/f.csv, e.g. line 2: bad at line 9: x; " \
+                          "line 3: bad at line 9: x"
+    several = RowLocator(None, np.array([2, 3]), np.array(["a.csv", "b.csv"], dtype=object))
+    report = SkipReport()
+    report.add(np.array([0, 1]), "bad", several)
+    assert str(report) == "skipped 2 invalid row(s), e.g. a.csv line 2: bad; b.csv line 3: bad"
+    report = SkipReport()
+    report.add(np.array([0]), "bad", RowLocator())
+    assert str(report) == "skipped 1 invalid row(s), e.g. row 0: bad"
 
 
 def test_drop_unused_objects_renumbers_in_order_and_keeps_names():

@@ -7,6 +7,7 @@ readers drops such rows instead, and reports how many and which.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,10 +98,17 @@ class SkipReport:
             _warn.warn(str(self), SkippedRowsWarning)
 
     def __str__(self) -> str:
+        """``skipped 17 invalid row(s) of music.csv, e.g. line 5033: ...; line 5044: ...``: the file is named once
+        where every example comes from the same one (it was repeated in each, five long paths on one line)."""
         if not self.n_skipped:
             return "no invalid rows"
-        head = "; ".join(self.examples)
-        return f"skipped {self.n_skipped} invalid row(s), e.g. {head}"
+        where = [re.match(r"(.*?) (line \d+: .*)", example, re.DOTALL) for example in self.examples]
+        sources = {m.group(1) if m else None for m in where}
+        source = sources.pop() if len(sources) == 1 else None
+        if source is None:
+            return f"skipped {self.n_skipped} invalid row(s), e.g. {'; '.join(self.examples)}"
+        lines = [m.group(2) for m in where]
+        return f"skipped {self.n_skipped} invalid row(s) of {source}, e.g. {'; '.join(lines)}"
 
 
 def _first(mask: np.ndarray) -> int:
