@@ -100,6 +100,7 @@ def _through_a_pipe(tmp_path, data: bytes, **kwargs):
     it can be read only once."""
     import os
     import threading
+    import time
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
@@ -122,9 +123,19 @@ def _through_a_pipe(tmp_path, data: bytes, **kwargs):
         return read_comparisons(fifo, **kwargs)
     finally:
         done.set()
-        if writer.is_alive():  # the reader failed before opening the pipe: let the writer finish
-            with open(fifo, "rb") as fh:
-                fh.read()
+        if writer.is_alive():  # the reader failed before opening the pipe, or the writer is just leaving: drain it
+            # without waiting for a writer (a blocking open hung forever when the writer had closed its end between
+            # is_alive and the open: seen in CI's numpy 1.26 run on a slower machine)
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            try:
+                deadline = time.monotonic() + 5
+                while writer.is_alive() and time.monotonic() < deadline:
+                    try:
+                        os.read(fd, 1 << 16)
+                    except BlockingIOError:
+                        time.sleep(0.01)
+            finally:
+                os.close(fd)
         writer.join(5)
 
 
