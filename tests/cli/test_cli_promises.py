@@ -164,13 +164,16 @@ def stuck_in_the_write(clean_votes, out: Path, marker: Path, **popen) -> subproc
     """``roembed fit ... --out out`` in a child process, held (60 s) in the middle of writing its output set, once
     ``marker`` exists: after the first CSV is written into the staging folder."""
     child = textwrap.dedent(f"""
-        import sys, time
+        import signal, sys, time
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as a terminal delivers it, even where
+        # this process was started with SIGINT ignored (a shell's background job: the test then waited 60 s)
         import roembed.cli._report as report
         original = report.write_csv
         def slow(frame, path):
             result = original(frame, path)
             open({str(marker)!r}, "w").close()
-            time.sleep(60)
+            for _ in range(600):  # short sleeps: a SIGINT the kernel hands to another thread (the fit's pools) is
+                time.sleep(0.1)   # acted on at the next one; one long sleep ran to its end (the test timed out)
             return result
         report.write_csv = slow
         sys.argv = ["roembed", "fit", {str(clean_votes)!r}, "--out", {str(out)!r}, "--quiet", "--method", "soe"]
