@@ -81,6 +81,9 @@ def test_headerless_files_and_separators(tmp_path):
         read_comparisons(_write(tmp_path, "anchor,near,far\n0,1,2\n2,1,0\n"), columns=["anchor", "closer", "farther"])
     with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: has 4 columns but 3 column names were given"):
         read_comparisons(_write(tmp_path, "0,1,2,7\n"), columns=["i", "j", "k"])
+    # a quoted name keeps its comma: three columns, as the table's parser reads them
+    quoted = read_comparisons(_write(tmp_path, '"Smith, J.",bee,cat\ncat,bee,"Smith, J."\n'), columns=["i", "j", "k"])
+    assert quoted.object_names == ("Smith, J.", "bee", "cat") and quoted.triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
     with pytest.raises(InvalidComparisonsError, match=r"c.csv line 1: a file without a header must have 3"):
         read_comparisons(_write(tmp_path, "0,1,2,3,4\n"))
 
@@ -383,11 +386,13 @@ def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):
     ("query,similar,dissimilar\n0,1,2\n", "rename them"),
     ("0,1,2,w7\n1,2,3,w8\n", "the first line looks like data"),  # string annotator ids: taken for a header
     ("HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\nh,w,0,1,2,1\n", "Mechanical Turk"),
+    ("dog,cat,horse\ncat,dog,horse\n", "a file of names without a header"),  # names recur below: line 1 is data
+    ("Query,Similar,Dissimilar\ndog,cat,horse\n", "rename them"),  # names that do not recur: a header
 ])
 def test_unknown_columns_get_one_hint(tmp_path, text, hint):
     """An unknown header gets the hint that fits it, and only that one: renaming for named columns, naming
     for a headerless file, the roles for a Mechanical Turk batch."""
     with pytest.raises(InvalidComparisonsError) as info:
         read_comparisons(_write(tmp_path, text))
-    hints = ("rename them", "the first line looks like data", "Mechanical Turk")
+    hints = ("rename them", "the first line looks like data", "Mechanical Turk", "a file of names without a header")
     assert [h for h in hints if h in str(info.value)] == [hint]

@@ -249,8 +249,9 @@ def _norm(name) -> str:
     return str(name).strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tuple[str, ...]]:
-    """The format and its object columns (in canonical order) among normalised ``columns``."""
+def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -> tuple[str, tuple[str, ...]]:
+    """The format and its object columns (in canonical order) among normalised ``columns``; ``first_values``
+    (some of the first rows' values) only shape the error's hint."""
     present = set(columns)
     wanted = FORMATS if format == "auto" else {format: FORMATS.get(format)}
     if format != "auto" and format not in FORMATS:
@@ -262,6 +263,12 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
     accepted = "; ".join(" | ".join(",".join(c) for c in FORMATS[f][:2 if f == "odd-one-out" else None])
                          for f in wanted)
     looks_like_data = sum(str(c).lstrip("-+").isdigit() for c in columns) >= 3  # object indices, not names
+    # three or four names, none a column name roembed knows, that recur as values below: objects' names in a first
+    # row of data (a header "query,similar,dissimilar" over indices gets the renaming hint alone)
+    known = {c for candidates in FORMATS.values() for cols in candidates for c in cols}
+    known |= {alias for aliases in METADATA.values() for alias in aliases}
+    names_as_header = (not looks_like_data and len(columns) in (3, 4) and not known & set(columns)
+                       and bool(set(columns) & {_norm(v) for v in first_values}))
     mturk = [c for c in columns if str(c).startswith(("input.", "answer."))]  # Mechanical Turk batch results
     shown = list(columns) if len(columns) <= 12 else [*columns[:12], f"... {len(columns)} in all"]
     raise InvalidComparisonsError(
@@ -273,7 +280,10 @@ def _detect(columns: Sequence[str], format: str, source: str) -> tuple[str, tupl
            "Python)" if mturk else "")
         + ("; to read a file whose columns have other names, rename them, e.g. roembed fit --columns "
            "query=anchor,similar=closer,dissimilar=farther (columns={...} in Python)"
-           if not looks_like_data and not mturk else "")
+           if not (looks_like_data or mturk or names_as_header) else "")
+        + ("; if the first line is already data (a file of names without a header), name the columns: roembed fit "
+           f"--columns {','.join(FORMATS['triplets'][0] if len(columns) == 3 else FORMATS['quadruplets'][0])} "
+           "(columns=[...] in Python)" if names_as_header else "")
     )
 
 
@@ -567,8 +577,8 @@ class _Layout:
         return list(self.object_cols[:3] if self.odd_col == "odd_position" else self.object_cols)
 
 
-def _layout(columns: list[str], format: str, source: str) -> _Layout:
-    kind, object_cols = _detect(columns, format, source)
+def _layout(columns: list[str], format: str, source: str, first_values=()) -> _Layout:
+    kind, object_cols = _detect(columns, format, source, first_values)
     meta = {role: next((c for c in aliases if c in columns), None) for role, aliases in METADATA.items()}
     for role in ("annotator", "weight", "gold"):  # two candidates would change the fit depending on which wins
         found = [c for c in METADATA[role] if c in columns]
@@ -691,7 +701,7 @@ class ComparisonsBuilder:
         header = _header_rows(frame)
         frame = _renamed(frame, self.columns)
         if self.layout is None:
-            self.layout = _layout(list(frame.columns), self.format, self.source)
+            self.layout = _layout(list(frame.columns), self.format, self.source, frame.head(20).to_numpy().ravel())
             if self.odd_position_base and self.layout.odd_col != "odd_position":
                 raise InvalidComparisonsError(
                     f"{self.source}: odd_position_base={self.odd_position_base} but there is no odd_position column "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import csv
 import filecmp
 import gzip
 import io
@@ -261,7 +262,11 @@ def _separator(line: str, name: Path) -> str:
 
 
 def _fields(line: str, sep: str) -> list[str]:
-    return line.split() if sep == WHITESPACE else [f.strip() for f in line.rstrip("\r\n").split(sep)]
+    """The fields of one line as the table's parser reads them: a quoted field keeps its separators
+    (``"Smith, J.",b,c`` has three)."""
+    if sep == WHITESPACE:
+        return line.split()
+    return [f.strip() for f in next(csv.reader([line.rstrip("\r\n")], delimiter=sep), [])]
 
 
 def _preamble(fh, name: Path) -> tuple[str, str | None, list | None, int]:
