@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 import roembed
 from roembed.cli import main
+from roembed.data.diagnostics import DataWarning
 from roembed.experiments import make_synthetic
 from roembed.report import RunFolderError, from_estimator, read_run, summarise, write_report
 from roembed.report.data import OUTPUT_FORMAT
@@ -528,6 +529,21 @@ def test_the_fits_warnings_head_the_page(run_folder, tmp_path, inputs):
     assert header_html(data, "t").count('class="note"') == 1 and \
         "The map leaves out the objects without comparisons (1): their positions are arbitrary." in \
         header_html(data, "t")
+
+
+def test_a_report_written_from_python_heads_with_what_the_data_cannot_support(tmp_path):
+    """``write_report(est)`` had no warnings at its top (the estimator keeps none), so a page shared from Python
+    looked fine where ``roembed fit``'s said the comparisons cannot support the map; it now lists the data's
+    problems, recomputed from the fitted graph."""
+    data = make_synthetic(n_objects=N, dim=2, n_train=300, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          model="vote", random_state=5)
+    triplets = data.train.triplets[np.all(data.train.triplets != 7, axis=1)]  # object 7 in no comparison
+    with pytest.warns(DataWarning, match="1 of 20 objects"):
+        est = roembed.SOE(2, random_state=0).fit(roembed.Comparisons.from_triplets(triplets, n_objects=N))
+    page = write_report(est, tmp_path / "r.html").read_text()
+    assert '<p class="note">warning: 1 of 20 objects' in page
+    clean = roembed.SOE(2, random_state=0).fit(data.train)
+    assert 'class="note">warning' not in write_report(clean, tmp_path / "c.html").read_text()
 
 
 def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):

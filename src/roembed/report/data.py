@@ -152,6 +152,13 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
                    else int(table["position_biased"].sum()),
                    "settings": {"estimator": {k: v for k, v in estimator.get_params().items()
                                               if np.isscalar(v) or v is None}}}
+        # what the data cannot support, as the fit warned (the estimator keeps no record of its warnings, and a
+        # page shared without them looks fine): recomputed from the graph, as roembed fit's report lists them
+        from ..data.diagnostics import data_problems
+
+        problems = data_problems(graph, getattr(estimator, "n_components_", None))
+        if problems:
+            summary["warnings"] = problems
     objects["n_comparisons"] = comparisons_per_object(comparisons, len(objects))
     if bootstrap is not None:
         objects, comparisons, table = merge_bootstrap(
