@@ -159,7 +159,7 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
 
 
 def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, tmp_path):
-    from roembed.cli.fit import read_names_file
+    from roembed.cli._fit import read_names_file
 
     table = tmp_path / "things.tsv"  # as THINGS' table: "word" repeats "bat", "uniqueID" does not
     table.write_text("index1\tindex0\tword\tuniqueID\n3\t2\tcat\tcat\n1\t0\tbat\tbat1\n2\t1\tbat\tbat2\n")

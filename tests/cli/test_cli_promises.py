@@ -190,14 +190,18 @@ def stuck_in_the_write(clean_votes, out: Path, marker: Path, **popen) -> subproc
     return proc
 
 
-def test_ctrl_c_during_imports_is_one_line():
+@pytest.mark.parametrize("module, args", [
+    ("click", ["fit", "--help"]),  # the command line's own import
+    ("pandas", ["fit", "votes.csv", "--out", "out"]),  # the library's, when the command runs
+])
+def test_ctrl_c_during_imports_is_one_line(module, args):
     code = ("import builtins, sys\n"
             "real = builtins.__import__\n"
             "def imp(name, *a, **k):\n"
-            "    if name == 'pandas' or name.startswith('pandas.'): raise KeyboardInterrupt\n"
+            f"    if name == {module!r} or name.startswith({module + '.'!r}): raise KeyboardInterrupt\n"
             "    return real(name, *a, **k)\n"
             "builtins.__import__ = imp\n"
-            "sys.argv = ['roembed', 'fit', '--help']\n"
+            f"sys.argv = ['roembed', *{args!r}]\n"
             "from roembed._entry import run\n"
             "run()\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -272,7 +276,7 @@ def test_interrupted_rerun_keeps_the_whole_old_set(clean_votes, tmp_path, monkey
             return original(data, path)
         monkeypatch.setattr(report, name, crash)
         if victim == "summary":
-            import roembed.cli.fit as fit_module
+            import roembed.cli._fit as fit_module
             monkeypatch.setattr(fit_module, "write_json", crash)
     result = run(clean_votes, "--out", out, "--quiet", "--seed", 2)
     assert result.exit_code != 0

@@ -18,19 +18,7 @@ from ..annotator_model import HETEROGENEITY_P
 from ..estimators.registry import estimator_class
 from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS, RIDGE_CHECK_FOLDS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
-
-# the methods `roembed fit --method` offers: names of roembed.estimators.registry.ESTIMATORS
-METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
-
-
-class BadInput(click.ClickException):
-    """Bad input: one line on stderr, exit code 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
-
+from ._params import METHODS, BadInput
 
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None,
                    device=None):

@@ -3,27 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import numpy as np
 
 from ._report import write_csv
-
-
-class DimensionType(click.ParamType):
-    """A positive integer, or ``auto`` (chosen by query-grouped cross-validation)."""
-
-    name = "INTEGER|auto"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == "auto":
-            return value
-        try:
-            dim = int(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is neither a positive integer nor 'auto'", param, ctx)
-        if dim < 1:
-            self.fail(f"{value!r} is not a positive integer", param, ctx)
-        return dim
 
 
 def write_dimension_selection(estimator, folder: Path, formats) -> tuple[list[Path], dict]:
@@ -93,4 +75,4 @@ def describe_bootstrap(part: dict) -> str:
     return line
 
 
-__all__ = ["DimensionType", "describe_bootstrap", "write_dimension_selection", "write_bootstrap"]
+__all__ = ["describe_bootstrap", "write_dimension_selection", "write_bootstrap"]

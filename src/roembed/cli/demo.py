@@ -7,9 +7,6 @@ from pathlib import Path
 import click
 
 from . import main
-from ..report.data import OUTPUT_FORMAT
-from ._report import chosen_params, describe_choice, describe_comparison, make_estimator, open_output, progress, \
-    write_json, write_results
 
 
 @main.command()
@@ -36,6 +33,8 @@ def demo(out, model, rate, seed, top, svg, html_report, quiet):
     other triplet), the most suspicious comparisons and, for spammers, the
     annotators found; writes plots and tables to OUT.
     """
+    from ._report import open_output  # the library loads when the command runs, not for `roembed --help`
+
     started = time.perf_counter()
     output = open_output(out)  # fails now, not after the fit, when --out cannot be written
     try:
@@ -50,6 +49,9 @@ def demo(out, model, rate, seed, top, svg, html_report, quiet):
 def _demo(folder, model, rate, seed, top, svg, quiet, started, html_report=False):
     from ..experiments import make_synthetic
     from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
+    from ..report.data import OUTPUT_FORMAT
+    from ._report import chosen_params, describe_choice, describe_comparison, make_estimator, progress, write_json, \
+        write_results
 
     data = make_synthetic(rate=rate, model=model, random_state=seed)
     click.echo(f"data: {data.train!r} ({model} contamination at rate {rate:g}); "

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._report import BadInput, collected_warnings, warning_lines, write_json
+from ._params import BadInput
 
 
 def parse_axes(value: str | None):
@@ -47,7 +47,8 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
     their comparisons), a searchable object table and the run's summary.  Exit
     code 2 when FOLDER holds no finished run or one from an older roembed.
     """
-    from .fit import check_label_options
+    from ._fit import check_label_options
+    from ._report import collected_warnings, warning_lines
 
     check_label_options(labels, label_column)
     data = None
@@ -71,7 +72,7 @@ def relabelled(folder: Path, path: Path, column: str | None):
     import numpy as np
 
     from ..report import RunFolderError, read_run
-    from .fit import check_input_file, read_labels
+    from ._fit import check_input_file, read_labels
 
     check_input_file(path)
     try:
@@ -129,6 +130,7 @@ def add_to_run(folder: Path, name: str, write) -> Path:
     import shutil
 
     from .._io import OutputSet
+    from ._report import write_json
 
     output = OutputSet(folder)
     staging = output.open()
