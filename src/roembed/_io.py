@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -182,3 +183,14 @@ class OutputSet:
             self.commit()
         else:
             self.discard()
+
+
+def missing_file(path) -> str:
+    """Why ``path`` cannot be opened, for a file that does not exist: a web address (which ``Path`` has turned
+    into ``https:/host/...``) is named as one, since roembed never downloads; a pattern (``day*.csv``, which
+    a shell leaves as it is when nothing matches and Python never expands) as one."""
+    if re.match(r"[a-z][a-z0-9+.-]+:/", str(path), re.IGNORECASE):
+        return "a web address: roembed reads files on this machine only (download it first)"
+    if any(c in Path(path).name for c in "*?["):
+        return "no such file, and no file matches it as a pattern (in Python, pass sorted(glob.glob(pattern)))"
+    return "no such file"

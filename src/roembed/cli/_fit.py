@@ -16,9 +16,9 @@ from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
-from ..data.io import NAME_COLUMNS, missing_file, name_lines, read_text, sniff_separator
+from ..data.io import NAME_COLUMNS, name_lines, read_text, sniff_separator
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
-from ._params import BadInput
+from ._options import BadInput
 from ._report import chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
@@ -209,11 +209,9 @@ def _label_column(path: Path, table: pd.DataFrame, key: str) -> str:
 def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base, names, method, loss, lam, seed,
         holdout, test_file, max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid,
         n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg, html_report, quiet, verbose):
-    """The command ``roembed fit`` with its options' values (see :func:`roembed.cli.fit.fit`)."""
+    """The command ``roembed fit`` with its options' values (see :func:`roembed.cli.fit.fit`), its input paths
+    already checked (:func:`roembed.cli._options.input_paths`)."""
     started = time.perf_counter()
-    comparisons, names, labels, test_file = from_stdin(comparisons, names, labels, test_file)
-    for path in (*comparisons, names, labels, test_file):
-        check_input_file(path)
     if test_file is not None and holdout > 0:
         raise BadInput(f"--test {test_file} and --holdout {holdout:g}: give one or the other")
     check_test_is_not_training(test_file, comparisons)
@@ -250,21 +248,6 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
     say(f"wrote {', '.join(summary['files'])} to {out}")
 
 
-STDIN = Path("/dev/stdin")
-
-
-def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
-    """The input paths with ``-`` read as standard input (``unzip -p a.zip votes.csv | roembed fit - -o out``),
-    which can be read once: ``-`` may stand for one input only."""
-    if [*comparisons, names, labels, test_file].count(Path("-")) > 1:
-        raise BadInput("'-' (standard input) is given for two inputs; it can be read once")
-
-    def stdin(path):
-        return STDIN if path == Path("-") else path
-
-    return tuple(map(stdin, comparisons)), stdin(names), stdin(labels), stdin(test_file)
-
-
 def check_test_is_not_training(test_file: Path | None, comparisons: tuple[Path, ...]) -> None:
     """``--test`` naming a training file, or a copy of one: its error would be the training error, shown as the
     error on new answers."""
@@ -274,17 +257,6 @@ def check_test_is_not_training(test_file: Path | None, comparisons: tuple[Path, 
         if path.is_file() and filecmp.cmp(path, test_file, shallow=False):
             raise BadInput(f"--test {test_file}: the same comparisons as {path}, which is fitted; its error would "
                            "be the training error (give answers the fit does not see, or --holdout)")
-
-
-def check_input_file(path: Path | None) -> None:
-    """A path that can be read: a file, or a pipe (standard input, a shell's ``<(...)``), read in one pass."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise BadInput(f"{path}: is a folder, not a file (several files are read as one: roembed fit "
-                       f"{path / '*.csv'} ...)")
-    if not path.exists():
-        raise BadInput(f"{path}: {missing_file(path)}")
 
 
 def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str, skip_invalid: bool):

@@ -18,7 +18,7 @@ from ..annotator_model import HETEROGENEITY_P
 from ..estimators.registry import estimator_class
 from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS, RIDGE_CHECK_FOLDS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
-from ._params import METHODS, BadInput
+from ._options import METHODS, BadInput
 
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None,
                    device=None):

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._params import METHODS, DimensionType
+from ._options import METHODS, DimensionType, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -105,6 +105,8 @@ def fit(**options):
     uncertainty.csv/.png, flag_frequency.csv/.png and annotator_intervals.csv.
     Exit code 2 on bad input.
     """
-    from ._fit import run
+    inputs = ("comparisons", "names", "labels", "test_file")
+    options.update(zip(inputs, input_paths(*(options[key] for key in inputs))))
+    from ._fit import run  # the library loads here
 
     run(**options)

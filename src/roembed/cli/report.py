@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._params import BadInput
+from ._options import BadInput
 
 
 def parse_axes(value: str | None):
@@ -72,7 +72,8 @@ def relabelled(folder: Path, path: Path, column: str | None):
     import numpy as np
 
     from ..report import RunFolderError, read_run
-    from ._fit import check_input_file, read_labels
+    from ._fit import read_labels
+    from ._options import check_input_file
 
     check_input_file(path)
     try:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._io import atomic_path, atomic_write
+from .._io import atomic_path, atomic_write, missing_file
 from .._warn import warn
 from .comparisons import Comparisons
 from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, to_frame
@@ -151,17 +151,6 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
         return InvalidComparisonsError(f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, "
                                        f"Parquet, MATLAB .mat and NumPy .npy/.npz{spreadsheet}")
     return InvalidComparisonsError(f"{path} line {line}: not {encoding} text (byte {byte!r}); {advice}")
-
-
-def missing_file(path) -> str:
-    """Why ``path`` cannot be opened, for a file that does not exist: a web address (which ``Path`` has turned
-    into ``https:/host/...``) is named as one, since roembed never downloads; a pattern (``day*.csv``, which
-    a shell leaves as it is when nothing matches and Python never expands) as one."""
-    if re.match(r"[a-z][a-z0-9+.-]+:/", str(path), re.IGNORECASE):
-        return "a web address: roembed reads files on this machine only (download it first)"
-    if any(c in Path(path).name for c in "*?["):
-        return "no such file, and no file matches it as a pattern (in Python, pass sorted(glob.glob(pattern)))"
-    return "no such file"
 
 
 def _line_breaks(data: bytes) -> int:

@@ -1,0 +1,74 @@
+"""What the commands' options and first checks need, and nothing heavier than click: every command module
+imports it when ``roembed --help`` lists the commands, so neither pandas nor scikit-learn loads for the help,
+and a missing input file is reported before they load."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .._io import missing_file
+
+#: the methods ``roembed fit --method`` offers: names of :data:`roembed.estimators.registry.ESTIMATORS`
+METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
+
+
+class BadInput(click.ClickException):
+    """Bad input: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
+
+
+class DimensionType(click.ParamType):
+    """A positive integer, or ``auto`` (chosen by query-grouped cross-validation)."""
+
+    name = "INTEGER|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            dim = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a positive integer nor 'auto'", param, ctx)
+        if dim < 1:
+            self.fail(f"{value!r} is not a positive integer", param, ctx)
+        return dim
+
+
+STDIN = Path("/dev/stdin")
+
+
+def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
+    """The input paths with ``-`` read as standard input (``unzip -p a.zip votes.csv | roembed fit - -o out``),
+    which can be read once: ``-`` may stand for one input only."""
+    if [*comparisons, names, labels, test_file].count(Path("-")) > 1:
+        raise BadInput("'-' (standard input) is given for two inputs; it can be read once")
+
+    def stdin(path):
+        return STDIN if path == Path("-") else path
+
+    return tuple(map(stdin, comparisons)), stdin(names), stdin(labels), stdin(test_file)
+
+
+def check_input_file(path: Path | None) -> None:
+    """A path that can be read: a file, or a pipe (standard input, a shell's ``<(...)``), read in one pass."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadInput(f"{path}: is a folder, not a file (several files are read as one: roembed fit "
+                       f"{path / '*.csv'} ...)")
+    if not path.exists():
+        raise BadInput(f"{path}: {missing_file(path)}")
+
+
+def input_paths(comparisons: tuple[Path, ...], names, labels, test_file) -> tuple:
+    """``roembed fit``'s input paths, ``-`` read as standard input, each checked before the library loads (a
+    misspelt name is answered in a fraction of a second, not after the imports)."""
+    comparisons, names, labels, test_file = from_stdin(comparisons, names, labels, test_file)
+    for path in (*comparisons, names, labels, test_file):
+        check_input_file(path)
+    return comparisons, names, labels, test_file
