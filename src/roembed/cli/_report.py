@@ -20,6 +20,7 @@ from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS, RIDGE_C
 from ..report.data import comparison_table, embedding_frame, responses_per_object
 from ._options import METHODS, BadInput
 
+
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None,
                    device=None):
     """The estimator ``method`` with the given options; an option it does not take is bad input

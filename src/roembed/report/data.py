@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..data.diagnostics import data_problems
+
 #: Version of the output folder layout; 2 added ``comparisons.csv`` and the ``label`` column.
 OUTPUT_FORMAT = 2
 #: Required files of a run folder (besides ``summary.json``).
@@ -154,8 +156,6 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
                                               if np.isscalar(v) or v is None}}}
         # what the data cannot support, as the fit warned (the estimator keeps no record of its warnings, and a
         # page shared without them looks fine): recomputed from the graph, as roembed fit's report lists them
-        from ..data.diagnostics import data_problems
-
         problems = data_problems(graph, getattr(estimator, "n_components_", None))
         if problems:
             summary["warnings"] = problems
