@@ -204,15 +204,18 @@ def test_one_row_is_a_one_row_subset_and_iteration_walks_the_rows():
         c[3]
 
 
-def test_edge_table_lists_each_edges_distinct_annotators_sorted_as_text():
-    # edge (0,1,0,2) has annotators 10, 9, 10: listed once each, "10" before "9" as text
+def test_edge_table_lists_each_edges_distinct_annotators_numbers_by_value():
+    # edge (0,1,0,2) has annotators 10, 9, 10: listed once each, 9 before 10 (as text "10" came first)
     c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2, 0]], annotator=[10, 9, 10, 7],
                     extra={"sampler": np.array(["r", "u", "r", "r"])})
     graph = c.aggregate()
     first = graph.edges.tolist().index([0, 1, 0, 2])
     table = graph.edge_table([1 - first, first])  # in the order asked
     assert table["edge"].tolist() == [1 - first, first]
-    assert table["annotators"].tolist() == ["7", "10;9"] and table["sampler"].tolist() == ["r", "r;u"]
+    assert table["annotators"].tolist() == ["7", "9;10"] and table["sampler"].tolist() == ["r", "r;u"]
+    assert graph.edge_annotators(first) == [9, 10]
+    text = Comparisons(c.triplets, annotator=["10", "9", "10", "7"]).aggregate()  # ids as text: sorted as text
+    assert text.edge_table([first])["annotators"].tolist() == ["10;9"] and text.edge_annotators(first) == ["10", "9"]
     assert table["votes"].tolist() == [1.0, 3.0] and table["n_responses"].tolist() == [1, 3]
     assert graph.edge_table([]).empty and list(graph.edge_table([]).columns) == list(table.columns)
 

@@ -33,6 +33,8 @@ GOOD = [[0, 1, 2], [1, 2, 0]]
     (np.zeros((0, 3), dtype=int), {}, "no comparisons: the input is empty"),
     ([[0, 1, 2], [0, 1, 2, 3]], {}, "row 1: has 4 indices but row 0 has 3: triplets (3) and quadruplets (4) cannot be mixed"),
     ([[0, 1], [1, 0]], {}, "expected rows of 3 (triplets) or 4 (quadruplets) object indices"),
+    ((tuple(row) for row in GOOD), {}, "object indices, got a generator: make it a list or an array"),
+    ({(0, 1, 2), (1, 0, 2)}, {}, "object indices, got a set: make it a list or an array"),
     (GOOD, {"object_names": ["a", "b"], "n_objects": 3}, "n_objects=3 but 2 object names"),
 ])
 def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
@@ -185,3 +187,31 @@ def test_fewer_queries_than_free_coordinates_are_warned(p):
                              "loose it is"]
         else:
             assert problems == []
+
+
+@pytest.mark.parametrize("names, twins", [
+    (["Dog", "cat", "dog", "DOG", "cow"], [("Dog", "dog", "DOG")]),
+    (["caf\u00e9", "tea", "cafe\u0301", "Tea"], [("caf\u00e9", "cafe\u0301"), ("tea", "Tea")]),  # composed / decomposed é
+    (["Stra\u00dfe", "STRASSE", "street"], [("Stra\u00dfe", "STRASSE")]),  # casefold: ß is ss
+    (["bat", "bat", "ball"], []),  # a name repeated exactly (THINGS' two bats) is no twin
+    (["a", "b", "c"], []),
+])
+def test_name_twins_known_answers(names, twins):
+    from roembed.data.diagnostics import name_twins
+
+    assert name_twins(names) == twins
+
+
+def test_names_differing_only_in_case_are_warned_by_the_fit():
+    """A crowd export that writes "Dog" in some rows and "dog" in others gets two objects for one: the fit
+    warns, naming them, and keeps them apart (no guessed merge); names distinct in every way: no such warning."""
+    from roembed import SOE
+    from roembed.data.diagnostics import DataWarning, data_problems
+
+    rows = np.array([["dog", "cat", "cow"], ["Dog", "cow", "hen"], ["cat", "hen", "dog"], ["hen", "cat", "cow"]])
+    with pytest.warns(DataWarning, match=r"differ only in case or Unicode form \(1 group: Dog/dog\) are separate "
+                                         "objects in the map"):
+        est = SOE(1, random_state=0).fit(rows)
+    assert len(est.embedding_) == 5  # Dog, cat, cow, dog, hen
+    graph = SOE(1, random_state=0).fit(np.char.lower(rows)).graph_
+    assert not any("case" in p for p in data_problems(graph))

@@ -209,6 +209,9 @@ class Comparisons:
         if arr.ndim != 2 or arr.shape[1] not in (3, 4):
             if arr.size == 0:
                 raise InvalidComparisonsError("no comparisons: the input is empty")
+            if arr.ndim == 0 and arr.dtype == object:  # a generator, an iterator, a set: read in no order
+                raise InvalidComparisonsError(f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, "
+                                              f"got a {type(quadruplets).__name__}: make it a list or an array")
             raise InvalidComparisonsError(
                 f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, got shape {arr.shape}"
             )
@@ -717,9 +720,14 @@ class ComparisonGraph:
         return order[indptr[edge]: indptr[edge + 1]]
 
     def edge_annotators(self, edge: int) -> list:
-        """Distinct annotator ids voting for ``edge`` (empty if there are none)."""
+        """Distinct annotator ids voting for ``edge`` (empty if there are none): numbers by value, other ids
+        (text, or numbers beside text) as text."""
         ann = self.comparisons.annotator
-        return [] if ann is None else sorted(set(ann[self.edge_responses(edge)].tolist()), key=str)
+        if ann is None:
+            return []
+        ids = set(ann[self.edge_responses(edge)].tolist())
+        numeric = np.asarray(ann).dtype.kind in "biuf"
+        return sorted(ids) if numeric else sorted(ids, key=str)
 
     @cached_property
     def edge_query(self) -> np.ndarray:
@@ -769,9 +777,10 @@ class ComparisonGraph:
         return pd.DataFrame(columns)  # built at once: column by column cost 3 ms for eight columns
 
     def _distinct_per_edge(self, values: np.ndarray, edges: np.ndarray) -> list[str]:
-        """``"a;b"`` per edge: the distinct values of its responses as text, sorted.  Only the distinct values
-        become text (the annotators of a robust fit's 814 flagged edges on a 45,000-response THINGS cell: 3.8 ->
-        1.6 ms; turning each response's value into text was most of it)."""
+        """``"a;b"`` per edge: the distinct values of its responses as text, numbers by value (``7;35``), other
+        values sorted as text (as :meth:`edge_annotators`).  Only the distinct values become text (the annotators of a robust
+        fit's 814 flagged edges on a 45,000-response THINGS cell: 3.8 -> 1.6 ms; turning each response's value
+        into text was most of it)."""
         wanted = np.zeros(len(self), bool)
         wanted[edges] = True
         rows = wanted[self.response_edge]
@@ -779,8 +788,12 @@ class ComparisonGraph:
             return [""] * len(edges)
         raw, code = _distinct_values(np.asarray(values)[rows])
         text = pd.Series(raw, dtype=object).map(str).to_numpy(dtype=object)
-        distinct, text_code = np.unique(text, return_inverse=True)  # the texts, sorted (equal texts merged)
-        code = text_code.reshape(-1)[code]
+        distinct, first, text_code = np.unique(text, return_index=True, return_inverse=True)  # equal texts merged
+        rank = np.arange(len(distinct))
+        if raw.dtype.kind in "biuf":  # numbers: each text at its value's place (mixed types stay sorted as text)
+            order = np.argsort(first)
+            distinct, rank[order] = distinct[order], np.arange(len(order))
+        code = rank[text_code.reshape(-1)][code]
         pair = np.unique(self.response_edge[rows].astype(np.int64) * len(distinct) + code)
         edge, text = pair // len(distinct), distinct[pair % len(distinct)]  # by edge, then text
         first = np.r_[True, edge[1:] != edge[:-1]]

@@ -20,11 +20,17 @@ means less than it looks.  The decisions (documented in ``docs/cli.md``):
   alone their signs.  Warned.
 * **pure contradiction**: every comparison answered both ways with equal total
   weight carries no order; the embedding is arbitrary (error 0.5).  Warned.
+* **names that differ only in case or Unicode form** (``Dog`` and ``dog``, a composed and a
+  decomposed ``café``): they are different objects to the fit, which splits one object's comparisons
+  between two points; a typing slip in a crowd export, rarely two things.  Warned with examples; the
+  names are kept as written (merging them would guess).
 * **extreme weights**: when one response outweighs the others by a factor of a
   million or more, the fit follows that response alone; the weighted training error
   then says little.  Warned; ``roembed fit`` reports weighted and unweighted errors.
 """
 from __future__ import annotations
+
+import unicodedata
 
 import numpy as np
 
@@ -84,6 +90,20 @@ def _examples(values, k: int = 5) -> str:
     return ", ".join(values[:k]) + (", ..." if len(values) > k else "")
 
 
+def name_twins(names) -> list[tuple[str, ...]]:
+    """Groups of two or more different ``names`` that are equal once case-folded and Unicode-normalised
+    (NFKC), each spelling once, in order of first appearance; empty when there are none (a name repeated
+    exactly, as THINGS' two "bat"s, is no twin)."""
+    folded = [name.casefold() if name.isascii() else unicodedata.normalize("NFKC", name).casefold()
+              for name in names]
+    if len(set(folded)) == len(folded):  # the usual answer: half a second for 10^6 names
+        return []
+    groups: dict[str, dict[str, None]] = {}
+    for key, name in zip(folded, names):
+        groups.setdefault(key, {})[name] = None
+    return [tuple(group) for group in groups.values() if len(group) > 1]
+
+
 def _pure_contradiction(graph: ComparisonGraph) -> bool:
     """Whether every edge's votes equal its opposite edge's (to 1e-9).  An edge with votes and no opposite
     settles it at once, without the opposing votes of every edge (at 10^8 comparisons 3 s each time)."""
@@ -109,6 +129,12 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
                     "index_base=1 / roembed fit --index-base 1)")
         problems.append(f"{len(unused)} of {n} objects {UNUSED} (e.g. {_examples(shown)}): "
                         f"their coordinates are arbitrary{hint}")
+    twins = name_twins(names) if names is not None else []
+    if twins:
+        shown = ["/".join(group) for group in twins]
+        problems.append(f"object names that differ only in case or Unicode form ({count_noun(len(twins), 'group')}: "
+                        f"{_examples(shown)}) are separate objects in the map; if they name the same thing, "
+                        "make them match in the data")
     groups = object_groups(comparisons)
     n_groups = groups.max() + 1
     if n_groups > 1:
