@@ -194,3 +194,15 @@ def missing_file(path) -> str:
     if any(c in Path(path).name for c in "*?["):
         return "no such file, and no file matches it as a pattern (in Python, pass sorted(glob.glob(pattern)))"
     return "no such file"
+
+
+def run_folder_problem(folder) -> str | None:
+    """Why ``folder`` cannot be a finished ``roembed fit`` run, from the folder alone (one line naming it), or
+    None: it is missing, or has no ``summary.json``.  Light (no library), so ``roembed report`` answers at once;
+    ``report.read_run`` checks the rest."""
+    folder = Path(folder).expanduser()
+    if not folder.is_dir():
+        return f"{folder}: no such folder"
+    if not (folder / "summary.json").is_file():
+        return f"{folder}: not a finished roembed run (no summary.json; did the fit complete?)"
+    return None

@@ -211,12 +211,13 @@ def test_python_m_roembed_runs_the_command_line(tmp_path):
 
 @pytest.mark.parametrize("args, code", [(["--help"], 0), (["--version"], 0), (["fit", "--help"], 0),
                                         (["demo", "--help"], 0), (["report", "--help"], 0), (["reproduce", "--help"], 0),
-                                        (["fit", "no-such-file.csv", "--out", "out"], 2)])
+                                        (["fit", "no-such-file.csv", "--out", "out"], 2),
+                                        (["report", "no-such-folder"], 2), (["report", "."], 2)])
 def test_help_loads_none_of_the_heavy_libraries(args, code, tmp_path):
     """``roembed --help`` and ``roembed fit --help`` took about 4 s on a 2-core machine, importing pandas,
     scikit-learn, SciPy, numba and matplotlib for a page of text; the commands' options now import click alone
     and the library loads when a command runs, after its input files are found (a misspelt name is answered
-    at once)."""
+    at once; so is a report's folder that is missing or holds no finished run)."""
     import os
     import subprocess
     import sys
@@ -233,5 +234,10 @@ def test_help_loads_none_of_the_heavy_libraries(args, code, tmp_path):
     src = str(Path(__import__("roembed").__file__).resolve().parents[1])
     shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                            env={**os.environ, "PYTHONPATH": src}, cwd=tmp_path)
-    assert shown.returncode == code and (shown.stdout.strip() if code == 0 else "no such file" in shown.stderr)
+    if code == 0:
+        assert shown.returncode == 0 and shown.stdout.strip()
+    else:
+        told = {"no-such-file.csv": "no-such-file.csv: no such file", "no-such-folder": "no-such-folder: no such folder",
+                ".": ".: not a finished roembed run (no summary.json"}
+        assert shown.returncode == 2 and told[args[1]] in shown.stderr
     assert shown.stderr.strip().splitlines()[-1] == "loaded: []"

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from .._io import run_folder_problem
 from . import main
 from ._options import BadInput
 
@@ -47,6 +48,9 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
     their comparisons), a searchable object table and the run's summary.  Exit
     code 2 when FOLDER holds no finished run or one from an older roembed.
     """
+    problem = run_folder_problem(folder)  # before the library loads: a misspelt folder is told at once
+    if problem:
+        raise BadInput(problem)
     from ._fit import check_label_options
     from ._report import collected_warnings, warning_lines
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._io import run_folder_problem
 from ..data.diagnostics import data_problems
 
 #: Version of the output folder layout; 2 added ``comparisons.csv`` and the ``label`` column.
@@ -204,11 +205,10 @@ def read_run(folder) -> ReportData:
     written by a version of roembed without ``comparisons.csv``.
     """
     folder = Path(folder).expanduser()
-    if not folder.is_dir():
-        raise RunFolderError(f"{folder}: no such folder")
+    problem = run_folder_problem(folder)
+    if problem:
+        raise RunFolderError(problem)
     summary_path = folder / "summary.json"
-    if not summary_path.is_file():
-        raise RunFolderError(f"{folder}: not a finished roembed run (no summary.json; did the fit complete?)")
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
