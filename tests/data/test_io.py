@@ -396,3 +396,41 @@ def test_unknown_columns_get_one_hint(tmp_path, text, hint):
         read_comparisons(_write(tmp_path, text))
     hints = ("rename them", "the first line looks like data", "Mechanical Turk", "a file of names without a header")
     assert [h for h in hints if h in str(info.value)] == [hint]
+
+
+def _odd_one_out_rows(base: int, annotators: bool, m: int = 30) -> str:
+    """THINGS' export: three object ids (1-based, up to 60), the odd one's position from ``base``, a subject."""
+    rng = np.random.RandomState(base)
+    rows = [list(rng.choice(60, 3, replace=False) + 1) + [rng.randint(3) + base] + ([rng.randint(5)] if annotators
+                                                                                       else []) for _ in range(m)]
+    return "".join("\t".join(map(str, row)) + "\n" for row in rows)
+
+
+@pytest.mark.parametrize("base", [0, 1])
+@pytest.mark.parametrize("annotators", [False, True])
+def test_headerless_odd_one_out_columns_are_named_for_the_user(tmp_path, base, annotators):
+    """A headerless export of odd-one-out answers (THINGS: a, b, c, position from 1, subject) has 4 or 5
+    columns: 4 were read as quadruplets (positions became objects 0-3; the fit ran on nonsense unless a row
+    happened to repeat an object), 5 got only general advice.  Both now name the columns to give, with the
+    position base, and those columns read the file."""
+    text = _odd_one_out_rows(base, annotators)
+    path = _write(tmp_path, text, "things.tsv")
+    names = "a,b,c,odd_position" + (",annotator" if annotators else "")
+    told = rf"--columns {names}" + (" --odd-position-base 1" if base else r" \(")
+    with pytest.raises(InvalidComparisonsError, match=rf"its 4th column holds only {base}-{base + 2} in the first "
+                                                       rf"30 rows, as odd-one-out positions do: name the columns, "
+                                                       rf"roembed fit {told}"):
+        read_comparisons(path)
+    read = read_comparisons(path, columns=names.split(","), odd_position_base=base)
+    assert len(read) == 2 * 30 and (read.annotator is not None) is annotators  # two triplets an answer
+
+
+def test_headerless_quadruplets_and_short_files_get_no_odd_one_out_hint(tmp_path):
+    """Quadruplets whose fourth ids vary are read as quadruplets; under 10 rows nothing is guessed."""
+    rng = np.random.RandomState(0)
+    quads = np.array([rng.choice(20, 4, replace=False) for _ in range(30)])
+    assert np.array_equal(read_comparisons(_write(tmp_path, "".join(",".join(map(str, q)) + "\n" for q in quads)))
+                          .quadruplets, quads)
+    short = _write(tmp_path, "".join(_odd_one_out_rows(1, True, m=9)), "short.tsv")
+    with pytest.raises(InvalidComparisonsError, match="got 5; add a header line naming them"):
+        read_comparisons(short)

@@ -233,14 +233,52 @@ def _header(first: str, name: Path, path: Path, columns, sep: str | None = None,
                                           f"names were given ({','.join(map(str, columns))})")
     if headerless and not isinstance(columns, (list, tuple)):
         if len(fields) not in _HEADERLESS:
-            raise InvalidComparisonsError(
-                f"{path} line {number}: a file without a header must have 3 (triplet) or 4 (quadruplet) columns, "
-                f"got {len(fields)}; add a header line naming them (e.g. anchor,closer,farther,annotator; "
-                f"roembed fit --help lists the odd-one-out and salmon columns), or name them: roembed fit --columns "
-                f"a,b,c,... or, in Python, columns=[names...]"
-            )
+            raise _WidthError(
+                sep, f"{path} line {number}: a file without a header must have 3 (triplet) or 4 (quadruplet) "
+                f"columns, got {len(fields)}", "; add a header line naming them (e.g. anchor,closer,farther,annotator; "
+                "roembed fit --help lists the odd-one-out and salmon columns), or name them: roembed fit --columns "
+                "a,b,c,... or, in Python, columns=[names...]")
         columns = _HEADERLESS[len(fields)]
     return sep, list(columns) if isinstance(columns, (list, tuple)) else None, headerless
+
+
+class _WidthError(InvalidComparisonsError):
+    """A headerless file's first line has a width no default names fit: ``problem`` and ``advice`` (general;
+    a caller that sees more rows may give better), ``sep`` its separator."""
+
+    def __init__(self, sep: str, problem: str, advice: str):
+        super().__init__(problem + advice)
+        self.sep, self.problem = sep, problem
+
+
+def _peek(text: str, sep: str) -> pd.DataFrame:
+    """Up to 1,000 whole lines of ``text`` as a headerless table (empty where they do not parse)."""
+    try:
+        return pd.read_csv(io.StringIO(text[:text.rfind("\n") + 1] or text), sep=sep, header=None, nrows=1000,
+                           **_CSV)
+    except (pd.errors.ParserError, ValueError):
+        return pd.DataFrame()
+
+
+def _odd_position_hint(frame: pd.DataFrame) -> str:
+    """Where a headerless file's fourth column looks like odd-one-out positions (in 10 or more rows only 1-3, or
+    only 0-2, beside object ids above 3 in the first three), the words naming its columns so (THINGS' export:
+    ``a, b, c, odd position from 1, subject``), after ``": "``; else ``""``."""
+    if frame.shape[1] not in (4, 5) or len(frame) < 10:
+        return ""
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    objects, position = values[:, :3], values[:, 3]
+    if np.isnan(values[:, :4]).any() or np.any(values[:, :4] != np.round(values[:, :4])) or objects.max() <= 3:
+        return ""
+    base = next((b for b in (1, 0) if np.isin(position, [b, b + 1, b + 2]).all()), None)
+    if base is None:
+        return ""
+    names = "a,b,c,odd_position" + (",annotator" if frame.shape[1] == 5 else "")
+    return (f"; its 4th column holds only {base}-{base + 2} in the first {len(frame)} rows, as odd-one-out "
+            f"positions do: name the columns, roembed fit --columns {names}"
+            + (" --odd-position-base 1" if base == 1 else "")
+            + f" (in Python: columns=[{', '.join(repr(n) for n in names.split(','))}]"
+            + (", odd_position_base=1)" if base == 1 else ")"))
 
 
 def _separator(line: str, name: Path) -> str:
@@ -336,7 +374,11 @@ def _text_frames(path: Path, columns, encoding: str):
         first, sep, commented, skipped = _preamble(fh, name)
         if commented is not None and columns is None:  # numpy.savetxt's header, "# anchor,closer,farther"
             columns = commented
-        sep, names, headerless = _header(first, name, path, columns, sep, skipped + 1)
+        try:
+            sep, names, headerless = _header(first, name, path, columns, sep, skipped + 1)
+        except _WidthError as exc:  # 5 columns, say: THINGS' a,b,c,odd_position,subject?
+            hint = _odd_position_hint(_peek(first + fh.read(CHUNK_CHARS), exc.sep))
+            raise (InvalidComparisonsError(exc.problem + hint) if hint else exc) from None
         header = names if headerless else list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
         line, any_rows = skipped + (1 if headerless else 2), False
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
@@ -349,6 +391,12 @@ def _text_frames(path: Path, columns, encoding: str):
             where = RowLocator(str(path), lines=lines)
             if headerless:
                 _mixed_width_error(frame, where)
+            if line == skipped + 1 and headerless and columns is None and frame.shape[1] == 4:
+                hint = _odd_position_hint(frame)
+                if hint:  # read as quadruplets, positions would be objects 0-3, and the fit a quiet mess
+                    raise InvalidComparisonsError(f"{path}: a file without a header and 4 columns is read as "
+                                                  f"quadruplets i,j,l,k{hint}; --columns i,j,l,k reads them as "
+                                                  "quadruplets all the same")
             line += block.count("\n")
             any_rows = True
             yield frame, where
