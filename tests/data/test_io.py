@@ -434,3 +434,11 @@ def test_headerless_quadruplets_and_short_files_get_no_odd_one_out_hint(tmp_path
     short = _write(tmp_path, "".join(_odd_one_out_rows(1, True, m=9)), "short.tsv")
     with pytest.raises(InvalidComparisonsError, match="got 5; add a header line naming them"):
         read_comparisons(short)
+
+
+@pytest.mark.parametrize("column", ["WorkerId", "participant_id", "PROLIFIC_PID", "Subject", "rater"])
+def test_crowd_platforms_annotator_columns_are_read_as_annotators(tmp_path, column):
+    """MTurk's WorkerId, Prolific's PROLIFIC_PID, jsPsych's subject, ...: each platform's participant column gives
+    the annotator ids without renaming."""
+    path = _write(tmp_path, f"anchor,closer,farther,{column}\n0,1,2,w1\n1,2,0,w2\n2,0,1,w1\n")
+    assert read_comparisons(path).annotator.tolist() == ["w1", "w2", "w1"]

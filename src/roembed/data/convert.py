@@ -227,7 +227,7 @@ NEXT_TRIPLETS = {"center": "head", "answer": "winner"}
 #: Per-response metadata columns and their accepted names.
 METADATA = {
     "annotator": ("annotator", "annotator_id", "puid", "worker", "worker_id", "workerid", "participant",
-                  "participant_id", "subject", "subject_id", "user", "user_id", "rater", "rater_id"),
+                  "participant_id", "prolific_pid", "subject", "subject_id", "user", "user_id", "rater", "rater_id"),
     "weight": ("weight", "weights", "sample_weight", "count", "votes"),
     "timestamp": ("timestamp", "datetime_received", "time_received", "datetime", "time", "date"),
     "response_time": ("response_time", "rt", "reaction_time"),
