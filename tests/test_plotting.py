@@ -174,3 +174,69 @@ def test_embedding_plot_names_its_axes_and_points():
     assert ax.texts and all(t.get_text().startswith("#") for t in ax.texts)  # unnamed: row numbers
     ax2 = plot_embedding(X[:, :2]).axes[0]
     assert (ax2.get_xlabel(), ax2.get_ylabel()) == ("coordinate 1", "coordinate 2")
+
+
+def _line_fit(n=15, seed=0):
+    """A one-dimensional SOE fit of triplets from points on a line, and its bootstrap."""
+    from roembed import SOE, bootstrap
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    q = np.array([t for t in rng.integers(0, n, size=(600, 3)) if len(set(t)) == 3])
+    swap = np.abs(x[q[:, 0]] - x[q[:, 1]]) > np.abs(x[q[:, 0]] - x[q[:, 2]])
+    q[swap] = q[swap][:, [0, 2, 1]]
+    comparisons = Comparisons(q, n_objects=n, object_names=[f"o{i}" for i in range(n)])
+    est = SOE(1, random_state=0).fit(comparisons)
+    return est, bootstrap(est, comparisons, 8, fitted=est, random_state=0)
+
+
+def test_a_one_dimensional_map_is_a_ranked_dot_plot_with_its_intervals():
+    """At p = 1 every point sat on one line (names and points hid each other; a bootstrap's picture drew no region
+    at all).  Now each object has its own row in the coordinate's order, named when they are few, with its interval
+    as a bar of half-width sqrt(radius2 var) about the fit; rows are no distances, so the aspect is free."""
+    from matplotlib.collections import LineCollection
+
+    assert project_2d(np.array([[3.0], [1.0], [2.0], [1.0]]))[0].tolist() == [[3, 3], [1, 0], [2, 2], [1, 1]]
+    est, result = _line_fit()
+    X = est.embedding_
+    fig = plot_embedding(X, names=est.object_names_, uncertainty=result)
+    ax = fig.axes[0]
+    bars = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert len(bars) == 1
+    segments = np.array(bars[0].get_segments())
+    half = np.sqrt(result.radius2 * result.covariances[:, 0, 0])
+    rows = np.argsort(np.argsort(X[:, 0], kind="stable"), kind="stable")
+    assert np.allclose(segments[:, :, 1], rows[:, None])  # each bar on its object's row
+    assert np.allclose(segments[:, 0, 0], X[:, 0] - half) and np.allclose(segments[:, 1, 0], X[:, 0] + half)
+    named = dict(zip(ax.get_yticks().tolist(), [t.get_text() for t in ax.get_yticklabels()]))
+    assert named == {float(rows[o]): est.object_names_[o] for o in range(len(X))}  # each row named by its object
+    assert ax.get_aspect() == "auto"
+    assert ax.get_ylabel() == "objects in the order of coordinate 1"
+    # two dimensions keep the equal aspect and their ellipses
+    from roembed import SOE
+
+    flat = plot_embedding(SOE(2, random_state=0).fit(est.graph_.comparisons).embedding_)
+    assert flat.axes[0].get_aspect() == 1.0
+
+
+def test_the_report_of_a_one_dimensional_map_draws_rows_and_interval_bars():
+    """The report's map at p = 1: the same rows as the static picture, no matched aspect, and a bar per object from
+    the bootstrap's interval (all of them: on their own rows they hide no point)."""
+    from bokeh.models import Segment
+
+    from roembed.report.data import from_estimator
+    from roembed.report.page import build
+
+    est, result = _line_fit()
+    layout = build(from_estimator(est, bootstrap=result))
+    plot = next(m for m in layout.references() if getattr(m, "name", None) == "map")
+    assert plot.match_aspect is False
+    bars = next(r for r in plot.renderers if isinstance(getattr(r, "glyph", None), Segment))
+    data = bars.data_source.data
+    half = np.sqrt(result.radius2 * result.covariances[:, 0, 0])
+    X = est.embedding_[:, 0]
+    assert np.allclose(data["left"], X - half, atol=1e-5) and np.allclose(data["right"], X + half, atol=1e-5)
+    assert np.array_equal(data["y"], np.argsort(np.argsort(X, kind="stable"), kind="stable"))
+    info = next(m for m in layout.references() if getattr(m, "name", None) == "info")
+    assert "The bar through an object is its 90% interval from the bootstrap" in info.text
+    assert plot.x_range.renderers == plot.y_range.renderers and bars not in plot.x_range.renderers

@@ -17,15 +17,27 @@ from ._io import atomic_path
 OTHER = "other"
 #: Above this many objects a map draws the confidence regions of some objects only: all of them hide the points.
 MAX_REGIONS = 60
+#: Up to this many objects a one-dimensional map names each on its own row (6-point type on a 7-inch figure).
+MAX_ROW_NAMES = 70
+
+
+def order_rows(x: np.ndarray) -> np.ndarray:
+    """Each value's place in the sorted order of ``x`` (0 for the smallest; ties by position), as floats."""
+    rows = np.empty(len(x))
+    rows[np.argsort(x, kind="stable")] = np.arange(len(x))
+    return rows
 
 
 def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
-    """First two principal coordinates of ``X`` (n x p); returns them and an axis note."""
+    """First two principal coordinates of ``X`` (n x p); returns them and an axis note.
+
+    A one-dimensional map is drawn as a ranked dot plot: the coordinate across, each object on its own row
+    in the coordinate's order up the page (on one line the points and their names hid each other)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] < 1:
         raise ValueError(f"expected an (n, p) embedding, got shape {X.shape}")
     if X.shape[1] == 1:
-        return np.column_stack([X[:, 0], np.zeros(len(X))]), "coordinate 1"
+        return np.column_stack([X[:, 0], order_rows(X[:, 0])]), "coordinate 1, the objects in its order upward"
     if X.shape[1] == 2:
         return X, "coordinates 1-2"
     centred = X - X.mean(axis=0)
@@ -40,7 +52,7 @@ def axis_titles(X: np.ndarray) -> tuple[str, str]:
     X = np.asarray(X, dtype=np.float64)
     p = X.shape[1]
     if p <= 2:
-        return "coordinate 1", "coordinate 2" if p == 2 else "(none: one dimension)"
+        return "coordinate 1", "coordinate 2" if p == 2 else "objects in the order of coordinate 1"
     S = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
     share = S ** 2 / max((S ** 2).sum(), 1e-300)
     return (f"principal coordinate 1 ({100 * share[0]:.0f}% of variance)",
@@ -118,6 +130,30 @@ def _plane(X: np.ndarray) -> np.ndarray:
     return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
 
 
+def _with_region(n: int, uncertainty, cov: np.ndarray, only=None) -> np.ndarray:
+    """The objects to draw a region of: used, with a region (``local_uncertainty`` has none for some), and
+    among ``only`` when given."""
+    used = np.zeros(n, bool)
+    used[uncertainty.used_objects] = True
+    if only is not None:
+        used &= np.isin(np.arange(n), only)
+    return used & np.isfinite(cov).all(axis=(1, 2))
+
+
+def _draw_intervals(ax, xy: np.ndarray, uncertainty, only=None, colour="0.35") -> None:
+    """At p = 1 the regions are intervals: a bar along each object's row of the ranked dot plot."""
+    from matplotlib.collections import LineCollection
+
+    centres, cov = uncertainty.ellipses_2d()
+    drawn = _with_region(len(xy), uncertainty, cov, only)
+    half = np.sqrt(np.clip(cov[drawn, 0, 0], 0.0, None))
+    rows = xy[drawn, 1]
+    bars = np.stack([np.column_stack([centres[drawn, 0] - half, rows]),
+                     np.column_stack([centres[drawn, 0] + half, rows])], axis=1)
+    # left out of the autoscaling as the ellipses are: the view fits the points
+    ax.add_collection(LineCollection(bars, colors=colour, alpha=0.45, linewidths=2.5, zorder=0), autolim=False)
+
+
 def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> None:
     """Confidence regions as ellipses (their shadows on the plotted plane): every used object, or ``only`` those."""
     from matplotlib.patches import Ellipse
@@ -126,12 +162,7 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> N
     centres, cov = uncertainty.ellipses_2d(V)
     if X.shape[1] > 2:
         centres = centres - X.mean(axis=0) @ V  # project_2d centres the principal coordinates
-    used = np.zeros(len(X), bool)
-    used[uncertainty.used_objects] = True
-    if only is not None:
-        used &= np.isin(np.arange(len(X)), only)
-    used &= np.isfinite(cov).all(axis=(1, 2))  # objects without a region (local_uncertainty) get no ellipse
-    for o in np.flatnonzero(used):
+    for o in np.flatnonzero(_with_region(len(X), uncertainty, cov, only)):
         vals, vecs = np.linalg.eigh(cov[o])
         vals = np.sqrt(np.clip(vals, 0.0, None))
         angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
@@ -145,27 +176,30 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
                    max_labels: int = 40, max_categories: int = 10, title: str | None = None,
                    label_title: str | None = None, uncertainty=None, max_regions: int = MAX_REGIONS,
                    figsize=(8.0, 7.0)) -> Figure:
-    """Scatter of the embedding (first two coordinates; PCA for p > 2).
+    """Scatter of the embedding (first two coordinates; PCA for p > 2; a ranked dot plot at p = 1).
 
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
     category per object, e.g. a genre; a list of them counts by its first) colour the points, the
     ``max_categories`` most frequent get a colour and a legend entry, the rest are grey "other".
     ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` or
     :class:`~roembed.sandwich.LocalUncertaintyResult` of this embedding) draws
-    each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane); with
-    more than ``max_regions`` objects, only those of the named (or, unnamed, of a spread of) objects.
+    each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane, at p = 1 an interval
+    on the object's row of the ranked dot plot :func:`project_2d` draws); with more than ``max_regions`` objects
+    in two or more dimensions, only those of the named (or, unnamed, of a spread of) objects.
     """
     X = np.asarray(X, dtype=np.float64)
-    xy, axis_note = project_2d(X)
+    xy = project_2d(X)[0]
     n = len(xy)
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
-    if uncertainty is not None and X.shape[1] >= 2:
+    if uncertainty is not None:
         widths = None if names is None else [0.011 * len(str(s)) + 0.015 for s in names]
-        only = None if n <= max_regions else _spread_labels(xy, min(max_labels, max_regions), widths)
-        _draw_regions(ax, X, uncertainty, only)
-        axis_note += f"; shaded: {100 * uncertainty.confidence:.0f}% regions" + ("" if only is None else
-                                                                              f" of {len(only)} objects")
+        crowded = n > max_regions and X.shape[1] > 1  # at p = 1 each bar has its own row: all drawn
+        only = _spread_labels(xy, min(max_labels, max_regions), widths) if crowded else None
+        if X.shape[1] == 1:
+            _draw_intervals(ax, xy, uncertainty, only)
+        else:
+            _draw_regions(ax, X, uncertainty, only)
     if labels is not None:
         if len(labels) != n:
             raise ValueError(f"got {len(labels)} labels for {n} objects")
@@ -192,12 +226,16 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     if names is None:  # unnamed objects: their row numbers, to look them up in embedding.csv
         names = [f"#{o}" for o in range(n)]
     widths = [0.011 * len(str(s)) + 0.015 for s in names]  # ~ text width at fontsize 7
-    for o in _spread_labels(xy, max_labels, widths):
-        ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
+    if X.shape[1] == 1 and n <= MAX_ROW_NAMES:  # a ranked dot plot names every row
+        ax.set_yticks(xy[:, 1], [str(name) for name in names], fontsize=min(8.0, 420 / max(n, 1)))
+    else:
+        for o in _spread_labels(xy, max_labels, widths):
+            ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
     xlabel, ylabel = axis_titles(X)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_aspect("equal", adjustable="datalim")
+    if X.shape[1] > 1:  # at p = 1 the rows are places in an order, not distances
+        ax.set_aspect("equal", adjustable="datalim")
     ax.set_title(title or f"Embedding of {n} objects")
     return fig
 
@@ -266,7 +304,8 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
                       fontsize="medium")
     names = graph.object_names
     votes, opposing = graph.votes, graph.opposing_votes
-    span = np.ptp(xy, axis=0).max() if len(xy) else 1.0
+    spans = np.ptp(xy, axis=0) if len(xy) else np.ones(2)
+    one_dimension = np.asarray(estimator.embedding_).shape[1] == 1  # rows of a ranked dot plot: no distance
     for rank in range(min(n_shown, 2 * columns)):
         ax = fig.add_subplot(grid[rank // columns, 1 + rank % columns])
         ax.set_xticks([])
@@ -278,7 +317,8 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
         i, j, l, k = (int(v) for v in graph.edges[e])
         members = np.unique([i, j, l, k])
         centre = xy[members].mean(axis=0)
-        half = max(np.abs(xy[members] - centre).max() * 1.35, 0.08 * span)
+        reach = np.abs(xy[members] - centre).max(axis=0) * 1.35
+        half = np.maximum(reach, 0.08 * spans) if one_dimension else np.full(2, max(reach.max(), 0.08 * spans.max()))
         ax.scatter(xy[:, 0], xy[:, 1], s=4, color="0.82", zorder=1, rasterized=len(xy) > 2000)
         ax.plot(xy[[i, j], 0], xy[[i, j], 1], color="C3", lw=2, zorder=3, solid_capstyle="round")
         ax.plot(xy[[l, k], 0], xy[[l, k], 1], color="0.25", lw=1.2, ls="--", zorder=3)
@@ -288,9 +328,10 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
             ax.annotate(text if len(text) <= 18 else text[:17] + "…", xy[o], xytext=(3, 3),
                         textcoords="offset points", fontsize=7, zorder=5,
                         bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
-        ax.set_xlim(centre[0] - half, centre[0] + half)
-        ax.set_ylim(centre[1] - half, centre[1] + half)
-        ax.set_aspect("equal")
+        ax.set_xlim(centre[0] - half[0], centre[0] + half[0])
+        ax.set_ylim(centre[1] - half[1], centre[1] + half[1])
+        if not one_dimension:
+            ax.set_aspect("equal")
         ax.set_title(f"{rank + 1}. votes {votes[e]:g} for, {opposing[e]:g} against\n"
                      rf"$|\gamma|$ = {gamma[e]:.2f}", fontsize=8)
     if len(top):

@@ -189,7 +189,8 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
 
     # ---- the map
     tools = "pan,wheel_zoom,box_zoom,reset,save"
-    plot = figure(width=680, height=620, tools=tools, active_scroll="wheel_zoom", match_aspect=True,
+    one_dimension = X.shape[1] == 1  # a ranked dot plot (project): its rows are no distances
+    plot = figure(width=680, height=620, tools=tools, active_scroll="wheel_zoom", match_aspect=not one_dimension,
                   x_axis_label=xlabel, y_axis_label=ylabel, name="map",
                   output_backend="webgl" if n > 5000 else "canvas",
                   title=title or f"{n:,} objects, {m:,} comparisons (click an object)")
@@ -204,9 +205,17 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     else:
         colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
     regions_note = ""
-    if {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
+    level = (data.summary.get("bootstrap") or {}).get("confidence", 0.9)
+    if one_dimension and "axis_major" in objects.columns:  # intervals, each on its object's row: all drawn
+        regions_note = (f" The bar through an object is its {100 * level:.0f}% interval from the bootstrap: where it "
+                        "may lie, given the answers.")
+        half = objects["axis_major"].to_numpy(np.float64)
+        source.data.update({"left": (xy[:, 0] - half).astype(np.float32),
+                            "right": (xy[:, 0] + half).astype(np.float32)})
+        plot.segment(x0="left", y0="y", x1="right", y1="y", source=source, line_width=3, line_alpha=0.3,
+                     color=colour)
+    elif {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
             (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
-        level = (data.summary.get("bootstrap") or {}).get("confidence", 0.9)
         every = len(objects) <= MAX_REGIONS or _region_cover(objects, xy) <= MAX_REGION_COVER
         regions_note = (f" The shaded ellipse around {'an' if every else 'a chosen'} object "
                         f"is its {100 * level:.0f}% region from the bootstrap: where it may lie, given the answers.")
