@@ -240,3 +240,35 @@ def test_the_report_of_a_one_dimensional_map_draws_rows_and_interval_bars():
     info = next(m for m in layout.references() if getattr(m, "name", None) == "info")
     assert "The bar through an object is its 90% interval from the bootstrap" in info.text
     assert plot.x_range.renderers == plot.y_range.renderers and bars not in plot.x_range.renderers
+
+
+def test_the_report_of_a_three_dimensional_map_draws_each_regions_shadow():
+    """Above two dimensions the report drew no region (the static picture drew their shadows): now each object's
+    shadow on the principal plane, from the bootstrap's table in Python or from uncertainty.csv beside a run;
+    with --axes (another plane) none, as at p = 2."""
+    from bokeh.models import Ellipse
+
+    from roembed import SOE, bootstrap
+    from roembed.report.data import from_estimator
+    from roembed.report.page import build
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(15, 3))
+    q = np.array([t for t in rng.integers(0, 15, size=(900, 3)) if len(set(t)) == 3])
+    swap = np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) > np.linalg.norm(X[q[:, 0]] - X[q[:, 2]], axis=1)
+    q[swap] = q[swap][:, [0, 2, 1]]
+    est = SOE(3, random_state=0).fit(Comparisons(q, n_objects=15))
+    result = bootstrap(est, est.graph_.comparisons, 6, fitted=est, random_state=0)
+    data = from_estimator(est, bootstrap=result)
+
+    def ellipses(axes=None):
+        plot = next(m for m in build(data, axes=axes).references() if getattr(m, "name", None) == "map")
+        return [r for r in plot.renderers if isinstance(getattr(r, "glyph", None), Ellipse)]
+
+    drawn = ellipses()
+    assert len(drawn) == 1
+    table = result.objects()
+    source = drawn[0].data_source.data
+    assert np.allclose(source["width"], 2 * table["shadow_major"], rtol=1e-6)
+    assert np.allclose(source["angle"], np.radians(table["shadow_angle"]), rtol=1e-6)
+    assert ellipses(axes=(0, 2)) == []

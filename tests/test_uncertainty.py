@@ -273,6 +273,28 @@ def test_ellipsoid_shadow_for_p_above_2():
     # the major semi-axis is at least the mean radius
     assert "angle" not in table and (table["axis_major"] >= table["radius"] * (1 - 1e-9)).all()
     assert len(plot_embedding(res.embedding, uncertainty=res).axes[0].patches) == 20
+    # the table gives each shadow on the principal plane the maps are drawn on (the report draws it from there)
+    from roembed.uncertainty import principal_plane
+
+    V = principal_plane(res.embedding)
+    shadow = np.einsum("pa,ipq,qb->iab", V, res.covariances, V) * res.radius2
+    vals, vecs = np.linalg.eigh(shadow)
+    assert np.allclose(table["shadow_major"], np.sqrt(vals[:, 1])) and np.allclose(table["shadow_minor"],
+                                                                                   np.sqrt(vals[:, 0]))
+    angle = np.radians(table["shadow_angle"].to_numpy())  # the major axis' direction (either way along it)
+    assert np.allclose(np.abs(np.cos(angle) * vecs[:, 0, 1] + np.sin(angle) * vecs[:, 1, 1]), 1.0)
+    assert (table["shadow_minor"] >= table["axis_minor"] * (1 - 1e-9)).all()  # a shadow is no thinner ...
+    assert (table["shadow_major"] <= table["axis_major"] * (1 + 1e-9)).all()  # ... nor longer than the region
+
+
+def test_principal_plane_known_answer():
+    """Spread 5 along the third coordinate and 2 along the first: the plane is theirs, in that order."""
+    from roembed.uncertainty import principal_plane
+
+    X = np.random.default_rng(0).normal(size=(400, 3)) * [2.0, 0.1, 5.0]
+    V = principal_plane(X)
+    assert V.shape == (3, 2) and np.allclose(V.T @ V, np.eye(2))
+    assert np.allclose(np.abs(V), [[0, 1], [0, 0], [1, 0]], atol=0.02)
 
 
 def test_threads_per_fit_caps_the_objectives_threads_too():

@@ -124,10 +124,10 @@ def _cmap_colours(name: str):
 
 def _plane(X: np.ndarray) -> np.ndarray:
     """The (p, 2) basis :func:`project_2d` projects on (the coordinates for p <= 2, else principal axes)."""
+    from .uncertainty import principal_plane
+
     p = X.shape[1]
-    if p <= 2:
-        return np.eye(p, 2)
-    return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
+    return np.eye(p, 2) if p <= 2 else principal_plane(X)
 
 
 def _with_region(n: int, uncertainty, cov: np.ndarray, only=None) -> np.ndarray:

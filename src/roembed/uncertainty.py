@@ -98,6 +98,13 @@ UNITS = ("query", "annotator", "object", "query+annotator")
 CALIBRATIONS = ("hotelling", "chi2")
 
 
+def principal_plane(X) -> np.ndarray:
+    """The (p, 2) orthonormal basis of the first two principal axes of ``X`` (n x p): the plane a map of more
+    than two dimensions is drawn on (``embedding.png``, ``uncertainty.png``, the report)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
+
+
 def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarray:
     """Unit ids per response, (m, f) with one column per crossed factor (0..U-1 in each).
 
@@ -390,7 +397,8 @@ class UncertaintyRegions:
 
         ``axis_major``/``axis_minor``: the largest and smallest semi-axes of the region;
         ``radius``: the radius of the ball of the same volume; for ``p = 2``, ``angle`` (degrees)
-        of the major axis; ``dispersion``: the RMS displacement :math:`\\sqrt{\\mathrm{tr}\\,\\Sigma_i}` over the
+        of the major axis; for ``p > 2``, ``shadow_major``, ``shadow_minor`` and ``shadow_angle``: the same of the
+        region's shadow on the :func:`principal_plane` the maps are drawn on; ``dispersion``: the RMS displacement :math:`\\sqrt{\\mathrm{tr}\\,\\Sigma_i}` over the
         RMS radius of the embedding.  Objects without comparisons are NaN, so are the region columns of
         objects without a region.
         """
@@ -409,6 +417,15 @@ class UncertaintyRegions:
             vecs = np.linalg.eigh(cov[ok])[1][:, :, -1]
             angle[ok] = np.degrees(np.arctan2(vecs[:, 1], vecs[:, 0]))
             table["angle"] = angle
+        if p > 2:
+            shadow = self.ellipses_2d(principal_plane(X))[1][ok]
+            vals, vecs = np.linalg.eigh(shadow)
+            for column, values in (("shadow_major", np.sqrt(np.clip(vals[:, -1], 0.0, None))),
+                                   ("shadow_minor", np.sqrt(np.clip(vals[:, 0], 0.0, None))),
+                                   ("shadow_angle", np.degrees(np.arctan2(vecs[:, 1, -1], vecs[:, 0, -1])))):
+                filled = np.full(n, np.nan)
+                filled[ok] = values
+                table[column] = filled
         radius = np.sqrt(np.sum((X - X[self.used_objects].mean(axis=0)) ** 2, axis=1)[self.used_objects].mean())
         table["dispersion"] = np.sqrt(np.trace(self._dispersion_covariances(), axis1=1, axis2=2)) / radius
         for name, values in self._object_columns().items():

@@ -287,8 +287,10 @@ def _explode_annotators(column: pd.Series) -> pd.DataFrame:
 
 # Optional bootstrap results written beside the run (``roembed fit --bootstrap``): per-object
 # columns of any CSV with an ``object`` column are joined onto the objects (uncertainty.csv:
-# stability, dispersion, and the region's semi-axes and angle in degrees for p = 2).
-OBJECT_EXTRAS = ("stability", "dispersion", "axis_major", "axis_minor", "angle")
+# stability, dispersion, the region's semi-axes and angle in degrees for p = 2, and those of its shadow on the
+# principal plane above).
+OBJECT_EXTRAS = ("stability", "dispersion", "axis_major", "axis_minor", "angle", "shadow_major", "shadow_minor",
+                 "shadow_angle")
 
 
 def _merge_object_extras(folder: Path, objects: pd.DataFrame) -> pd.DataFrame:

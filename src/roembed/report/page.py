@@ -107,12 +107,19 @@ def _table(source, columns, *, width, height, name=None):
 MAX_REGION_COVER = 2.0
 
 
-def _region_cover(objects: pd.DataFrame, xy: np.ndarray) -> float:
-    """The regions' summed area over the area of the box around the objects with comparisons."""
-    used = (objects["n_responses"].to_numpy() > 0) & objects["axis_major"].notna().to_numpy()
+#: The columns of the regions drawn on the map: the regions themselves at p = 2, their shadows on the principal
+#: plane above (``UncertaintyRegions.objects``).
+REGION_COLUMNS = {2: ("axis_major", "axis_minor", "angle"), 3: ("shadow_major", "shadow_minor", "shadow_angle")}
+
+
+def _region_cover(objects: pd.DataFrame, xy: np.ndarray, columns=REGION_COLUMNS[2]) -> float:
+    """The regions' (``columns``: semi-axes, angle) summed area over the area of the box around the objects with
+    comparisons."""
+    major, minor = (objects[c].to_numpy() for c in columns[:2])
+    used = (objects["n_responses"].to_numpy() > 0) & ~np.isnan(major)
     if not used.any():
         return 0.0
-    area = float(np.sum(np.pi * objects["axis_major"].to_numpy()[used] * objects["axis_minor"].to_numpy()[used]))
+    area = float(np.sum(np.pi * major[used] * minor[used]))
     box = float(np.prod(np.ptp(xy[used], axis=0)))
     return area / box if box > 0 else np.inf
 
@@ -206,6 +213,8 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
         colour = factor_cmap("category", palette=colours, factors=factors) if has_labels else PALETTE[0]
     regions_note = ""
     level = (data.summary.get("bootstrap") or {}).get("confidence", 0.9)
+    region = REGION_COLUMNS.get(min(X.shape[1], 3))  # none at p = 1: intervals
+    on_their_plane = axes is None or (X.shape[1] == 2 and tuple(axes) == (0, 1))  # where they were computed
     if one_dimension and "axis_major" in objects.columns:  # intervals, each on its object's row: all drawn
         regions_note = (f" The bar through an object is its {100 * level:.0f}% interval from the bootstrap: where it "
                         "may lie, given the answers.")
@@ -214,14 +223,16 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                             "right": (xy[:, 0] + half).astype(np.float32)})
         plot.segment(x0="left", y0="y", x1="right", y1="y", source=source, line_width=3, line_alpha=0.3,
                      color=colour)
-    elif {"axis_major", "axis_minor", "angle"} <= set(objects.columns) and X.shape[1] == 2 and \
-            (axes is None or tuple(axes) == (0, 1)):  # bootstrap regions, drawn where they were computed
-        every = len(objects) <= MAX_REGIONS or _region_cover(objects, xy) <= MAX_REGION_COVER
+    elif region and set(region) <= set(objects.columns) and on_their_plane:  # bootstrap regions (their shadows)
+        major, minor, angle = region
+        every = len(objects) <= MAX_REGIONS or _region_cover(objects, xy, region) <= MAX_REGION_COVER
+        shadow = " (its shadow on this plane)" if X.shape[1] > 2 else ""
         regions_note = (f" The shaded ellipse around {'an' if every else 'a chosen'} object "
-                        f"is its {100 * level:.0f}% region from the bootstrap: where it may lie, given the answers.")
-        source.data.update({"width": 2 * objects["axis_major"].to_numpy(np.float32),
-                            "height": 2 * objects["axis_minor"].to_numpy(np.float32),
-                            "angle": np.radians(objects["angle"].to_numpy(np.float64)).astype(np.float32)})
+                        f"is its {100 * level:.0f}% region from the bootstrap{shadow}: where it may lie, given the "
+                        "answers.")
+        source.data.update({"width": 2 * objects[major].to_numpy(np.float32),
+                            "height": 2 * objects[minor].to_numpy(np.float32),
+                            "angle": np.radians(objects[angle].to_numpy(np.float64)).astype(np.float32)})
         regions = plot.ellipse("x", "y", width="width", height="height", angle="angle", source=source,
                                fill_alpha=0.08, line_alpha=0.35, color=colour)
         if not every:  # all of them hid the points (THINGS: a solid blot): the chosen object's only
