@@ -89,3 +89,22 @@ def test_membership_through_a_table_is_isin(ids):
     chosen = np.unique(ids)[::2]
     assert np.array_equal(_members(ids, chosen), np.isin(ids, chosen))
     assert not _members(ids, chosen[:0]).any()
+
+
+def test_grouped_kfold_in_grid_search_keeps_queries_whole_and_prints_its_settings():
+    """The README's recipe: GridSearchCV(..., cv=GroupedKFold(3)) over Comparisons; every fold it fits holds whole
+    queries (no query's votes on both sides), and the splitter prints as scikit-learn's do."""
+    from sklearn.model_selection import GridSearchCV
+
+    from roembed import SOE
+
+    rng = np.random.default_rng(0)
+    rows = np.array([t for t in rng.integers(0, 12, size=(200, 3)) if len(set(t)) == 3])
+    c = Comparisons(np.repeat(rows, 3, axis=0), n_objects=12)  # three votes per query
+    splitter = GroupedKFold(3, random_state=0)
+    assert repr(splitter) == "GroupedKFold(n_splits=3, groups='query', random_state=0)"
+    ids = response_groups(c)
+    for train, test in splitter.split(c):
+        assert not np.intersect1d(ids[train], ids[test]).size
+    search = GridSearchCV(SOE(random_state=0), {"n_components": [1, 2]}, cv=splitter).fit(c)
+    assert len(search.cv_results_["mean_test_score"]) == 2 and search.best_params_["n_components"] in (1, 2)

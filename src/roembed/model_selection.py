@@ -58,6 +58,9 @@ class GroupedKFold:
         self.groups = groups
         self.random_state = random_state
 
+    def __repr__(self) -> str:  # as scikit-learn's splitters print
+        return f"GroupedKFold(n_splits={self.n_splits}, groups={self.groups!r}, random_state={self.random_state!r})"
+
     def get_n_splits(self, X=None, y=None, groups=None) -> int:
         return self.n_splits
 
