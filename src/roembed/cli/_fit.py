@@ -17,6 +17,7 @@ from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, name_lines, read_text, sniff_separator
+from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
 from ._report import chosen_params, collected_warnings, describe_choice, \
@@ -310,8 +311,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         data, object_ids = data.drop_unused_objects(), used
         label_values = None if label_values is None else [label_values[o] for o in used]
     if dim != "auto" and dim >= len(used):
+        fit_in = count_noun(max(len(used) - 1, 1), "dimension")
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
-                       f"{max(len(used) - 1, 1)} dimensions, so use --dim {max(len(used) - 1, 1)} or less")
+                       f"{fit_in}, so use --dim {max(len(used) - 1, 1)} or less")
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)

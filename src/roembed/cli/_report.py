@@ -15,6 +15,7 @@ import pandas as pd
 from .. import __version__
 from .._io import atomic_write
 from ..annotator_model import HETEROGENEITY_P
+from ..data.validation import count_noun
 from ..estimators.registry import estimator_class
 from ..estimators.robust import REFINE_FORCE_SHARE, REFINE_MIN_OUTLIERS, RIDGE_CHECK_FOLDS
 from ..report.data import comparison_table, embedding_frame, responses_per_object
@@ -313,8 +314,8 @@ def write_results(estimator, out: Path, *, labels=None, label_title=None, format
              write_csv(comparison_table(estimator), out / "comparisons.csv")]
     used = responses_per_object(estimator) > 0  # objects without comparisons sit anywhere: not drawn
     names = None if estimator.object_names_ is None else np.asarray(estimator.object_names_)[used]
-    title = (f"{type(estimator).__name__}, {estimator.embedding_.shape[1]} dimensions, "
-             f"{used.sum()} objects with comparisons")
+    title = (f"{type(estimator).__name__}, {count_noun(estimator.embedding_.shape[1], 'dimension')}, "
+             f"{count_noun(int(used.sum()), 'object')} with comparisons")
     if labels is None and groups is not None and groups.max() > 0:
         labels, label_title = [f"group {g}" for g in groups], "unlinked groups"
         title += f" in {groups.max() + 1} unlinked groups (their relative placement means nothing)"
