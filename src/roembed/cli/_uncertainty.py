@@ -40,7 +40,8 @@ def write_bootstrap(estimator, train, n_replicates: int, unit: str, seed: int, j
     used = objects["n_comparisons"].to_numpy() > 0
     plot_names = None if names is None else list(np.asarray(names, dtype=object))
     fig = plotting.plot_embedding(result.embedding, plot_names, labels, uncertainty=result, label_title=label_title,
-                                  title=f"{type(estimator).__name__}: {100 * result.confidence:.0f}% regions from "
+                                  title=f"{type(estimator).__name__}: {100 * result.confidence:.0f}% "
+                                        f"{'intervals' if result.embedding.shape[1] == 1 else 'regions'} from "
                                         f"{n_replicates} bootstrap replicates (by {unit})")
     files += plotting.save_figure(fig, folder / "uncertainty", formats)
     if result.flag_counts is not None:
