@@ -398,9 +398,9 @@ class UncertaintyRegions:
         ``axis_major``/``axis_minor``: the largest and smallest semi-axes of the region;
         ``radius``: the radius of the ball of the same volume; for ``p = 2``, ``angle`` (degrees)
         of the major axis; for ``p > 2``, ``shadow_major``, ``shadow_minor`` and ``shadow_angle``: the same of the
-        region's shadow on the :func:`principal_plane` the maps are drawn on; ``dispersion``: the RMS displacement :math:`\\sqrt{\\mathrm{tr}\\,\\Sigma_i}` over the
-        RMS radius of the embedding.  Objects without comparisons are NaN, so are the region columns of
-        objects without a region.
+        region's shadow on the :func:`principal_plane` the maps are drawn on; ``dispersion``: the RMS
+        displacement :math:`\\sqrt{\\mathrm{tr}\\,\\Sigma_i}` over the RMS radius of the embedding.  Objects
+        without comparisons are NaN, so are the region columns of objects without a region.
         """
         X, cov, r2, ok = self.embedding, self.covariances, self.radius2, self.has_region
         n, p = X.shape

@@ -237,7 +237,8 @@ def test_help_loads_none_of_the_heavy_libraries(args, code, tmp_path):
     if code == 0:
         assert shown.returncode == 0 and shown.stdout.strip()
     else:
-        told = {"no-such-file.csv": "no-such-file.csv: no such file", "no-such-folder": "no-such-folder: no such folder",
+        told = {"no-such-file.csv": "no-such-file.csv: no such file",
+                "no-such-folder": "no-such-folder: no such folder",
                 ".": ".: not a finished roembed run (no summary.json"}
         assert shown.returncode == 2 and told[args[1]] in shown.stderr
     assert shown.stderr.strip().splitlines()[-1] == "loaded: []"

@@ -778,9 +778,9 @@ class ComparisonGraph:
 
     def _distinct_per_edge(self, values: np.ndarray, edges: np.ndarray) -> list[str]:
         """``"a;b"`` per edge: the distinct values of its responses as text, numbers by value (``7;35``), other
-        values sorted as text (as :meth:`edge_annotators`).  Only the distinct values become text (the annotators of a robust
-        fit's 814 flagged edges on a 45,000-response THINGS cell: 3.8 -> 1.6 ms; turning each response's value
-        into text was most of it)."""
+        values sorted as text (as :meth:`edge_annotators`).  Only the distinct values become text (the
+        annotators of a robust fit's 814 flagged edges on a 45,000-response THINGS cell: 3.8 -> 1.6 ms; turning
+        each response's value into text was most of it)."""
         wanted = np.zeros(len(self), bool)
         wanted[edges] = True
         rows = wanted[self.response_edge]
