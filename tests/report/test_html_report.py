@@ -326,6 +326,18 @@ def test_bad_folders_get_one_line_and_exit_2(run_folder, tmp_path):
     one_line_error(report(run_folder, "--axes", "one"), "--axes")
 
 
+def test_axes_on_a_one_dimensional_run_say_there_is_one_coordinate(tmp_path):
+    """At p = 1 the refusal asked for "two different numbers from 1 to 1"."""
+    rng = np.random.default_rng(0)
+    q = np.array([t for t in rng.integers(0, 8, size=(120, 3)) if len(set(t)) == 3])
+    path = tmp_path / "line.csv"
+    pd.DataFrame(q, columns=["anchor", "closer", "farther"]).to_csv(path, index=False)
+    out = tmp_path / "one"
+    fitted = CliRunner().invoke(main, ["fit", str(path), "--dim", "1", "--method", "soe", "--out", str(out)])
+    assert fitted.exit_code == 0, fitted.output
+    one_line_error(report(out, "--axes", "1,2"), "--axes 1,2: the fit in", "has one coordinate", "leave out --axes")
+
+
 def test_python_call_refuses_what_is_not_a_fit(tmp_path):
     with pytest.raises(TypeError, match="fitted estimator"):
         write_report(object(), tmp_path / "x.html")

@@ -116,8 +116,11 @@ def write_folder_report(folder: Path, output: Path | None = None, data=None, **o
     except RunFolderError as exc:
         raise BadInput(str(exc)) from None
     except AxesError as exc:  # in the option's own 1-based numbers
-        raise BadInput(f"--axes {exc.axes[0] + 1},{exc.axes[1] + 1}: the fit in {folder} has {exc.p} coordinates; "
-                       f"give two different numbers from 1 to {exc.p}") from None
+        given = f"--axes {exc.axes[0] + 1},{exc.axes[1] + 1}: the fit in {folder}"
+        if exc.p == 1:
+            raise BadInput(f"{given} has one coordinate, drawn across with the objects in its order up the page; "
+                           "leave out --axes") from None
+        raise BadInput(f"{given} has {exc.p} coordinates; give two different numbers from 1 to {exc.p}") from None
     except ValueError as exc:  # bad --thumbnails
         raise BadInput(str(exc)) from None
     except OSError as exc:
