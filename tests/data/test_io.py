@@ -421,6 +421,10 @@ def test_headerless_odd_one_out_columns_are_named_for_the_user(tmp_path, base, a
                                                        rf"30 rows, as odd-one-out positions do: name the columns, "
                                                        rf"roembed fit {told}"):
         read_comparisons(path)
+    if not annotators:  # or three annotators' ids: the other reading is named too
+        with pytest.raises(InvalidComparisonsError, match="--columns anchor,closer,farther,annotator if it holds "
+                                                          "annotator ids, --columns i,j,l,k to read quadruplets"):
+            read_comparisons(path)
     read = read_comparisons(path, columns=names.split(","), odd_position_base=base)
     assert len(read) == 2 * 30 and (read.annotator is not None) is annotators  # two triplets an answer
 

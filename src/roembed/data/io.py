@@ -395,7 +395,8 @@ def _text_frames(path: Path, columns, encoding: str):
                 hint = _odd_position_hint(frame)
                 if hint:  # read as quadruplets, positions would be objects 0-3, and the fit a quiet mess
                     raise InvalidComparisonsError(f"{path}: a file without a header and 4 columns is read as "
-                                                  f"quadruplets i,j,l,k{hint}; --columns i,j,l,k reads them as "
+                                                  f"quadruplets i,j,l,k{hint}; --columns anchor,closer,farther,"
+                                                  "annotator if it holds annotator ids, --columns i,j,l,k to read "
                                                   "quadruplets all the same")
             line += block.count("\n")
             any_rows = True
