@@ -118,8 +118,11 @@ BAD_FILES = [
     ("anchor,closer,farther,worker_id\n0,1,2,\n", {},  # an empty id column: how to fit without it
      "line 2: annotator id is missing (to fit without ids, drop the column: --columns worker_id=, "
      "columns={'worker_id': None})"),
-    ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: object index is missing"),  # a blank line is no row
-    ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: object index is missing"),  # nor is this one blank
+    # a blank line is no row, but a row of separators only (a spreadsheet's rows below its data) is one: named so
+    ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: an empty row (separators only, as a spreadsheet "
+                                                     "writes below its data; delete it): (, , )"),
+    ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: an empty row (separators only"),
+    ("anchor,closer,farther\n0,1,2\n2,1,\n", {}, "line 3: object index is missing"),  # a partly empty one is not
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
     ("", {}, "no comparisons: the file is empty"),
     ("anchor,nearer,farther\n0,1,2\n", {}, "unknown columns ['anchor', 'nearer', 'farther']"),
