@@ -263,7 +263,7 @@ def _peek(text: str, sep: str) -> pd.DataFrame:
 def _odd_position_hint(frame: pd.DataFrame) -> str:
     """Where a headerless file's fourth column looks like odd-one-out positions (in 10 or more rows only 1-3, or
     only 0-2, beside object ids above 3 in the first three), the words naming its columns so (THINGS' export:
-    ``a, b, c, odd position from 1, subject``), after ``": "``; else ``""``."""
+    ``a, b, c, odd position from 1, subject``), starting ``"; "``; else ``""``."""
     if frame.shape[1] not in (4, 5) or len(frame) < 10:
         return ""
     values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
