@@ -212,7 +212,7 @@ def test_a_one_dimensional_map_is_a_ranked_dot_plot_with_its_intervals():
     assert named == {float(rows[o]): est.object_names_[o] for o in range(len(X))}  # each row named by its object
     assert ax.get_aspect() == "auto"
     assert ax.get_ylabel() == "objects in the order of coordinate 1"
-    # two dimensions keep the equal aspect and their ellipses
+    # two dimensions keep the equal aspect
     from roembed import SOE
 
     flat = plot_embedding(SOE(2, random_state=0).fit(est.graph_.comparisons).embedding_)
