@@ -119,9 +119,9 @@ BAD_FILES = [
      "line 2: annotator id is missing (to fit without ids, drop the column: --columns worker_id=, "
      "columns={'worker_id': None})"),
     # a blank line is no row, but a row of separators only (a spreadsheet's rows below its data) is one: named so
-    ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: an empty row (separators only, as a spreadsheet "
-                                                     "writes below its data; delete it): (, , )"),
-    ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: an empty row (separators only"),
+    ("anchor,closer,farther\n0,1,2\n,,\n1,0,2\n", {}, "line 3: an empty row (every field missing, as in the rows "
+                                                     "a spreadsheet writes below its data; delete it): (, , )"),
+    ("i\tj\tk\n0\t1\t2\n\t\t\n1\t0\t2\n", {}, "line 3: an empty row (every field missing"),
     ("anchor,closer,farther\n0,1,2\n2,1,\n", {}, "line 3: object index is missing"),  # a partly empty one is not
     ("anchor,closer,farther\n", {}, "no comparisons: the input is empty"),
     ("", {}, "no comparisons: the file is empty"),

@@ -728,8 +728,8 @@ class ComparisonsBuilder:
         if header is not None:  # flagged first, so that its column names never become object names
             problems.flag(header, "the header line again (were files joined into one? pass them as separate "
                                   "files: they are read as one)")
-        problems.flag(frame.isna().all(axis=1).to_numpy(), "an empty row (separators only, as a spreadsheet "
-                                                           "writes below its data; delete it)")
+        problems.flag(frame.isna().all(axis=1).to_numpy(), "an empty row (every field missing, as in the rows a "
+                                                           "spreadsheet writes below its data; delete it)")
         tie = None if lay.tie_col is None else _tie_flags(frame[lay.tie_col], problems)
         if tie is not None and lay.kind == "salmon":  # a tie needs no winner: take left
             frame = frame.assign(winner=frame["winner"].where(~(tie & frame["winner"].isna()), frame["left"]))
