@@ -125,6 +125,23 @@ def test_frame_names_and_invalid_rows():
     assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names == tuple(NAMES)
 
 
+
+@pytest.mark.parametrize("index, said", [
+    ([10, 12, 14, 16], "row with index 14"),  # a filtered table: frame.loc[14], not the row at position 2
+    (["a", "b", "c", "d"], "row with index 'c'"),
+    ([("s1", 0), ("s1", 1), ("s2", 0), ("s2", 1)], r"row with index \('s2', 0\)"),
+    ([0, 1, 2, 2], "row 2"),  # repeated labels name no single row: the position instead
+    ([0, 1, 2, 3], "row 2"),
+])
+def test_a_bad_row_of_a_table_is_named_by_its_index_label(index, said):
+    frame = pd.DataFrame({"anchor": [0, 1, 2, 3], "closer": [1, 2, 2, 0], "farther": [2, 3, 0, 1]})
+    frame.index = pd.MultiIndex.from_tuples(index) if isinstance(index[0], tuple) else pd.Index(index)
+    with pytest.raises(InvalidComparisonsError, match=rf"^{said}: the first pair repeats an object"):
+        from_frame(frame)
+    with pytest.warns(SkippedRowsWarning, match=rf"e\.g\. {said}:"):
+        c = from_frame(frame, on_invalid="skip")
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [3, 0, 1]]
+
 def test_salmon_round_trip_and_winner_semantics():
     c = _rich(TRIPLETS)
     frame = to_salmon(c, names=True)

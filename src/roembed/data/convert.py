@@ -914,15 +914,27 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     column is kept per response in ``Comparisons.extra``.  Object ids may be indices or
     names; ``names`` fixes the name order.  ``columns`` renames (``{"rater": "annotator"}``)
     or drops (``{"x": None}``) columns.
-    Invalid rows raise, naming the row, or with ``on_invalid="skip"`` are dropped with a
+    Invalid rows raise, naming the row (by its index label where the index is not 0, 1, ...: ``"row with
+    index 14"`` in a filtered table), or with ``on_invalid="skip"`` are dropped with a
     :class:`SkippedRowsWarning`; ``return_report=True`` also returns the :class:`SkipReport`.
     """
     builder = ComparisonsBuilder(format=format, names=names, columns=columns, n_objects=n_objects,
                                  on_invalid=on_invalid, odd_position_base=odd_position_base,
                                  index_base=index_base)
-    builder.add(as_pandas(frame))
+    frame = as_pandas(frame)
+    builder.add(frame, _index_locator(frame))
     comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
+
+
+def _index_locator(frame) -> RowLocator | None:
+    """Rows named by their index labels where those are not the positions 0, 1, ... (a filtered or re-indexed
+    pandas table, where ``frame.loc[label]`` finds the row and ``"row 5"`` would point at another), by position
+    otherwise (also where labels repeat, as in a concatenated or dask-computed table)."""
+    index = getattr(frame, "index", None)
+    if not isinstance(index, pd.Index) or not index.is_unique or index.equals(pd.RangeIndex(len(index))):
+        return None
+    return RowLocator("row with index", lines=np.asarray(index, dtype=object))
 
 
 def _object_column(comparisons: Comparisons, indices: np.ndarray, names: bool):

@@ -33,7 +33,15 @@ class SkippedRowsWarning(UserWarning):
     """Warns that rows were dropped (``on_invalid="skip"`` or a loader's cleaning)."""
 
 
-_UNITS = (" row", " record", " query")  # a source ending in one of these counts its own units, not lines
+_UNITS = (" row", " record", " query", " index")  # a source ending in one of these counts its own units, not lines
+
+
+def _label(value) -> str:
+    """A line number or a table's index label as written in a message: ``7`` (not ``7.0`` or ``np.int64(7)``),
+    another label as Python writes it (``'e'``, ``('s1', 4)``), which ``frame.loc[...]`` takes back."""
+    if isinstance(value, (int, np.integer)) or isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 @dataclass
@@ -52,10 +60,10 @@ class RowLocator:
     def __call__(self, row: int) -> str:
         source = self.source if self.sources is None else str(self.sources[row])
         if source is None:
-            return f"row {row if self.lines is None else int(self.lines[row])}"
+            return f"row {row if self.lines is None else _label(self.lines[row])}"
         if self.lines is not None:
-            return f"{source} {int(self.lines[row])}" if source.endswith(_UNITS) else \
-                f"{source} line {int(self.lines[row])}"
+            return f"{source} {_label(self.lines[row])}" if source.endswith(_UNITS) else \
+                f"{source} line {_label(self.lines[row])}"
         return f"{source} row {row}"
 
     def subset(self, keep: np.ndarray) -> "RowLocator":
