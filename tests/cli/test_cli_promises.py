@@ -500,3 +500,19 @@ def test_ids_counted_from_one_get_a_hint_and_read_with_index_base_one(tmp_path):
     rows = [r for r in all_triplets(range(8)) if 6 not in r]
     result = run(write_triplets(tmp_path / "ids.csv", rows), "--out", tmp_path / "o2", "--method", "soe", "--quiet")
     assert "index-base" not in result.stderr
+
+
+def test_warnings_are_printed_once_each_in_the_cli_s_words_and_deprecation_notices_not_at_all():
+    """A library's deprecation notice (pandas 2.0.0-2.0.2 raised one under numpy 1.25+ from every table read)
+    speaks to programmers, and Python hides it outside ``__main__``: the CLI does too, and keeps the rest."""
+    import warnings
+
+    from roembed.cli._report import collected_warnings, warning_lines
+
+    with collected_warnings() as caught:
+        warnings.warn("np.find_common_type is deprecated", DeprecationWarning)
+        warnings.warn("soon", PendingDeprecationWarning)
+        for _ in range(2):
+            warnings.warn("max_iter reached", UserWarning)
+        warnings.warn("this will change", FutureWarning)
+    assert warning_lines(caught, "f.csv") == ["warning: f.csv: --max-iter reached", "warning: f.csv: this will change"]

@@ -191,6 +191,7 @@ NOT_FOR_COMPARISONS = {
     "check_positive_only_tag_during_fit": "features are only used to answer triplets",
     "check_sample_weights_shape": "weights are per comparison; the adapter's samples are objects",
     "check_sample_weight_equivalence_on_dense_data": "weights are per comparison, not per object",
+    "check_sample_weights_invariance": "weights are per comparison, not per object (scikit-learn < 1.6's name)",
     "check_all_zero_sample_weights_error": "weights are per comparison, not per object",
 }
 SKLEARN_CHECKED = [n for n in ESTIMATORS if n != "robust-cv"]  # robust-cv: robust's checks, times a grid

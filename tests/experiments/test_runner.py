@@ -147,8 +147,10 @@ def test_a_committed_robust_cell_is_reproduced_by_today_s_method():
     assert record["status"] == "ok" and record["seed"] == stored["seed"]
     assert record["params"] == stored["params"]
     assert record["val_error"] == pytest.approx(stored["val_error"], abs=2e-4)  # 2 of 10,000 validation triplets
+    # Each candidate's error to 10 of 10,000: Numba 0.60's compiled loops (the lowest version allowed) round
+    # differently from 0.68's, on which the store was written, and move two candidates by 6 of 10,000.
     np.testing.assert_allclose([p["val_error"] for p in record["grid"]], [p["val_error"] for p in stored["grid"]],
-                               atol=5e-4)
+                               atol=1e-3)
     assert "chosen" not in record  # nothing left to tune
 
 

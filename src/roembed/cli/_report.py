@@ -106,11 +106,17 @@ def _foreign_files(folder: Path) -> str | None:
 
 @contextlib.contextmanager
 def collected_warnings():
-    """Records warnings (each once) instead of letting Python print them with a source path."""
+    """Records warnings (each once) instead of letting Python print them with a source path.
+
+    Deprecation notices stay hidden, as Python hides them outside ``__main__``: they speak to the authors of
+    the code that raised them (pandas 2.0.0-2.0.2 under numpy 1.25+ raised one from every table read), not to
+    someone reading a run's output."""
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
         yield caught
 
 

@@ -237,7 +237,8 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
                                fill_alpha=0.08, line_alpha=0.35, color=colour)
         if not every:  # all of them hid the points (THINGS: a solid blot): the chosen object's only
             regions.glyph.update(fill_alpha=0, line_alpha=0)
-            regions.selection_glyph = regions.glyph.clone(fill_alpha=0.15, line_alpha=0.6)
+            regions.selection_glyph = regions.glyph.clone()  # clone(**changes) needs Bokeh 3.5
+            regions.selection_glyph.update(fill_alpha=0.15, line_alpha=0.6)
             regions.nonselection_glyph = regions.glyph.clone()
     used = np.flatnonzero(objects["n_responses"].to_numpy() > 0)
     points = plot.scatter("x", "y", source=source, view=CDSView(filter=IndexFilter(indices=used.astype(np.int32))),
