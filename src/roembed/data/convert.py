@@ -932,9 +932,9 @@ def _index_locator(frame) -> RowLocator | None:
     pandas table, where ``frame.loc[label]`` finds the row and ``"row 5"`` would point at another), by position
     otherwise (also where labels repeat, as in a concatenated or dask-computed table)."""
     index = getattr(frame, "index", None)
-    if not isinstance(index, pd.Index) or not index.is_unique or index.equals(pd.RangeIndex(len(index))):
+    if not isinstance(index, pd.Index) or index.equals(pd.RangeIndex(len(index))) or not index.is_unique:
         return None
-    return RowLocator("row with index", lines=np.asarray(index, dtype=object))
+    return RowLocator("row with index", lines=np.asarray(index))
 
 
 def _object_column(comparisons: Comparisons, indices: np.ndarray, names: bool):
