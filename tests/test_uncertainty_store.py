@@ -183,7 +183,7 @@ def test_a_backend_that_returns_lists_only_stores_in_batches(problem, tmp_path, 
         res = bootstrap(est, train, 6, fitted=full, random_state=SEED, store=tmp_path / "store", n_jobs=2)
     assert_same(res, six)
     # batches of twice the 2 workers: the first four are stored before the fifth starts
-    first_of_second = events.index(("fit", 4))
+    first_of_second = min(events.index(("fit", 4)), events.index(("fit", 5)))  # its two threads race
     assert sorted(events[:first_of_second]) == [("fit", i) for i in range(4)] + [("save", i) for i in range(4)]
     assert sorted(e for e in events if e[0] == "save") == [("save", i) for i in range(6)]
     monkeypatch.setattr(uncertainty, "_replicate", real_replicate)
