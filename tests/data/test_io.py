@@ -449,3 +449,31 @@ def test_crowd_platforms_annotator_columns_are_read_as_annotators(tmp_path, colu
     the annotator ids without renaming."""
     path = _write(tmp_path, f"anchor,closer,farther,{column}\n0,1,2,w1\n1,2,0,w2\n2,0,1,w1\n")
     assert read_comparisons(path).annotator.tolist() == ["w1", "w2", "w1"]
+
+
+@pytest.mark.parametrize("body, said", [
+    (None, "reading Parquet needs pyarrow: pip install 'roembed[parquet]'"),  # not installed
+    ('raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4")',  # pyarrow 21+ under numpy 1.26
+     "reading Parquet needs pyarrow, which is installed but failed to import: pyarrow requires NumPy 2.0"),
+    ("import a_library_pyarrow_needs",  # a dependency of its own missing
+     "needs pyarrow, which is installed but failed to import: No module named 'a_library_pyarrow_needs'"),
+])
+def test_parquet_without_a_working_pyarrow_says_which_and_why(tmp_path, monkeypatch, body, said):
+    """An installed pyarrow that fails to import was reported as missing, with "pip install" (which changes
+    nothing) as the advice; the reason is now given instead."""
+    import sys
+
+    path = tmp_path / "votes.parquet"
+    path.write_bytes(b"PAR1")
+    for name in ("pyarrow", "pyarrow.parquet"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    if body is None:
+        monkeypatch.setitem(sys.modules, "pyarrow", None)
+    else:
+        (tmp_path / "fake" / "pyarrow").mkdir(parents=True)
+        (tmp_path / "fake" / "pyarrow" / "__init__.py").write_text(body + "\n")
+        monkeypatch.syspath_prepend(str(tmp_path / "fake"))
+    with pytest.raises(ImportError) as error:
+        read_comparisons(path)
+    assert str(error.value).startswith(f"{path}: ") and said in str(error.value)
+    assert ("pip install" in str(error.value)) == (body is None)

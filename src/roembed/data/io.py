@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import atomic_path, atomic_write, missing_file
+from .._optional import import_optional
 from .._warn import warn
 from .comparisons import Comparisons
 from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, to_frame
@@ -452,10 +453,7 @@ def _parquet_frames(path: Path):
 
 
 def _parquet(path: Path):
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise ImportError(f"{path}: reading Parquet needs pyarrow: pip install 'roembed[parquet]'") from None
+    pq = import_optional("pyarrow.parquet", f"{path}: reading Parquet", "pip install 'roembed[parquet]'")
     return pq.ParquetFile(path)
 
 
@@ -739,11 +737,8 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
     path = Path(path).expanduser()
     frame = to_frame(comparisons, names=names)
     if _is_parquet(path):
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError:  # pragma: no cover
-            raise ImportError(f"writing {path} needs pyarrow: pip install 'roembed[parquet]'") from None
+        pq = import_optional("pyarrow.parquet", f"writing {path}", "pip install 'roembed[parquet]'")
+        pa = import_optional("pyarrow", f"writing {path}", "pip install 'roembed[parquet]'")
         table = pa.Table.from_pandas(frame, preserve_index=False)
         meta = {"n_objects": comparisons.n_objects, "object_names": comparisons.object_names}
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(meta).encode()})

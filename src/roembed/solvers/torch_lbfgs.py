@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from .._optional import import_optional
 from ..objective import EdgeObjective, PairDistances
 from .lbfgs import SolverResult, two_loop_lbfgs
 
@@ -40,11 +41,8 @@ DTYPES = ("float32", "float64")
 
 def import_torch():
     """``torch``, or an ImportError that says how to get it."""
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("solver='torch' needs PyTorch: pip install 'roembed[torch]' (or pip install torch)") from exc
-    return torch
+    return import_optional("torch", "solver='torch'", "pip install 'roembed[torch]' (or pip install torch)",
+                           package="PyTorch")
 
 
 def resolve_device(device=None):
