@@ -125,7 +125,6 @@ def test_frame_names_and_invalid_rows():
     assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names == tuple(NAMES)
 
 
-
 @pytest.mark.parametrize("index, said", [
     ([10, 12, 14, 16], "row with index 14"),  # a filtered table: frame.loc[14], not the row at position 2
     (["a", "b", "c", "d"], "row with index 'c'"),
@@ -141,6 +140,7 @@ def test_a_bad_row_of_a_table_is_named_by_its_index_label(index, said):
     with pytest.warns(SkippedRowsWarning, match=rf"e\.g\. {said}:"):
         c = from_frame(frame, on_invalid="skip")
     assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [3, 0, 1]]
+
 
 def test_salmon_round_trip_and_winner_semantics():
     c = _rich(TRIPLETS)

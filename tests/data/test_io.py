@@ -457,6 +457,8 @@ def test_crowd_platforms_annotator_columns_are_read_as_annotators(tmp_path, colu
      "reading Parquet needs pyarrow, which is installed but failed to import: pyarrow requires NumPy 2.0"),
     ("import a_library_pyarrow_needs",  # a dependency of its own missing
      "needs pyarrow, which is installed but failed to import: No module named 'a_library_pyarrow_needs'"),
+    ("import pyarrow._compiled_part",  # a broken install: a part of pyarrow itself missing
+     "needs pyarrow, which is installed but failed to import: No module named 'pyarrow._compiled_part'"),
 ])
 def test_parquet_without_a_working_pyarrow_says_which_and_why(tmp_path, monkeypatch, body, said):
     """An installed pyarrow that fails to import was reported as missing, with "pip install" (which changes
