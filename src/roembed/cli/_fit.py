@@ -311,9 +311,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         data, object_ids = data.drop_unused_objects(), used
         label_values = None if label_values is None else [label_values[o] for o in used]
     if dim != "auto" and dim >= len(used):
-        fit_in = count_noun(max(len(used) - 1, 1), "dimension")
+        most = max(len(used) - 1, 1)
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
-                       f"{fit_in}, so use --dim {max(len(used) - 1, 1)} or less")
+                       f"{count_noun(most, 'dimension')}, so use --dim {most} or less")
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)
