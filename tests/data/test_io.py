@@ -443,6 +443,27 @@ def test_headerless_quadruplets_and_short_files_get_no_odd_one_out_hint(tmp_path
         read_comparisons(short)
 
 
+def test_headerless_triplets_with_separately_numbered_annotators_are_not_read_as_quadruplets(tmp_path):
+    """A headerless file of triplets and annotator ids numbered apart from the objects (workers 100-139 beside
+    objects 0-19) was read as quadruplets whose fourth objects no other column names: the fit agreed with every
+    answer (train error 0) and meant nothing.  It now stops, names both readings, and each reads the file."""
+    rng = np.random.RandomState(0)
+    rows = np.column_stack([np.array([rng.choice(20, 3, replace=False) for _ in range(40)]),
+                            rng.randint(100, 140, 40)])
+    path = _write(tmp_path, "".join(",".join(map(str, r)) + "\n" for r in rows))
+    with pytest.raises(InvalidComparisonsError, match=rf"its 4th column \({rows[:, 3].min()}-{rows[:, 3].max()}\) "
+                                                      rf"shares no value with the first three \(0-19\) in the "
+                                                      rf"first 40 rows.*--columns anchor,closer,farther,annotator"):
+        read_comparisons(path)
+    triplets = read_comparisons(path, columns=["anchor", "closer", "farther", "annotator"])
+    assert np.array_equal(triplets.triplets, rows[:, :3])
+    assert np.array_equal(np.asarray(triplets.annotator, dtype=np.int64), rows[:, 3])
+    assert np.array_equal(read_comparisons(path, columns=["i", "j", "l", "k"]).quadruplets, rows)
+    rows[7, 3] = rows[3, 0]  # one shared value: quadruplets may draw the fourth object from anywhere
+    assert np.array_equal(read_comparisons(_write(tmp_path, "".join(",".join(map(str, r)) + "\n" for r in rows),
+                                               "shared.csv")).quadruplets, rows)
+
+
 @pytest.mark.parametrize("column", ["WorkerId", "participant_id", "PROLIFIC_PID", "Subject", "rater"])
 def test_crowd_platforms_annotator_columns_are_read_as_annotators(tmp_path, column):
     """MTurk's WorkerId, Prolific's PROLIFIC_PID, jsPsych's subject, ...: each platform's participant column gives

@@ -282,6 +282,25 @@ def _odd_position_hint(frame: pd.DataFrame) -> str:
             + (", odd_position_base=1)" if base == 1 else ")"))
 
 
+def _separate_ids_hint(frame: pd.DataFrame) -> str:
+    """Where a headerless 4-column file's fourth column shares no value with the first three (in 10 or more
+    rows of whole numbers), the words saying so, starting ``"; "``; else ``""``.  The four columns of
+    quadruplets draw on one set of objects; a fourth column of annotator ids numbered apart from the objects
+    (workers 100-139 beside objects 0-19) would be read as objects no other column names, and the fit would
+    agree with every answer while meaning nothing."""
+    if frame.shape[1] != 4 or len(frame) < 10:
+        return ""
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    if np.isnan(values).any() or np.any(values != np.round(values)):
+        return ""
+    objects, fourth = values[:, :3], values[:, 3]
+    if np.isin(fourth, objects).any():
+        return ""
+    return (f"; its 4th column ({fourth.min():.0f}-{fourth.max():.0f}) shares no value with the first three "
+            f"({objects.min():.0f}-{objects.max():.0f}) in the first {len(frame)} rows, as annotator ids numbered "
+            "apart from the objects would")
+
+
 def _separator(line: str, name: Path) -> str:
     """The separator of a comparisons file with first line ``line``: :func:`sniff_separator`'s, or
     :data:`WHITESPACE` where the line has no tab, comma or semicolon but several fields."""
@@ -393,8 +412,8 @@ def _text_frames(path: Path, columns, encoding: str):
             if headerless:
                 _mixed_width_error(frame, where)
             if line == skipped + 1 and headerless and columns is None and frame.shape[1] == 4:
-                hint = _odd_position_hint(frame)
-                if hint:  # read as quadruplets, positions would be objects 0-3, and the fit a quiet mess
+                hint = _odd_position_hint(frame) or _separate_ids_hint(frame)
+                if hint:  # read as quadruplets, positions or annotators would be objects: a quiet mess
                     raise InvalidComparisonsError(f"{path}: a file without a header and 4 columns is read as "
                                                   f"quadruplets i,j,l,k{hint}; --columns anchor,closer,farther,"
                                                   "annotator if it holds annotator ids, --columns i,j,l,k to read "
