@@ -3,6 +3,7 @@ what reading it whole gives: the same comparisons, names, metadata, errors (file
 reports."""
 import bz2
 import gzip
+import io as io_module
 import lzma
 import warnings
 import zipfile
@@ -133,6 +134,35 @@ def test_a_row_wider_than_the_header_opening_a_chunk_is_an_error(tmp_path, chunk
         chunks(size)
         with pytest.raises(InvalidComparisonsError, match=r"wide.csv line 2: has 4 fields but line 1 has 3"):
             read_comparisons(path)
+
+
+@pytest.mark.parametrize("size", [10**6, 40])
+@pytest.mark.parametrize("stray_line", [1, 2, 150])  # the header, the first row, a later chunk
+def test_a_quote_mark_that_never_closes_names_its_line(tmp_path, chunks, monkeypatch, size, stray_line):
+    """A stray quote mark opened a quoted field that ran to the end of the file: pandas' "EOF inside string"
+    (not a roembed error from Python) or, on a 2 MB file, a read that did not end (each step back to an
+    unquoted line end counted the quotes from the chunk's start).  Now one line names where it opens."""
+    lines = ["anchor,closer,farther"] + ["0,1,2", "1,2,0", "2,0,1"] * 100
+    lines[stray_line - 1] = lines[stray_line - 1].replace(",", ',"', 1)
+    path = tmp_path / "stray.csv"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(io, "QUOTED_CHARS", 200)  # a quoted field is followed for 200 characters at most
+    chunks(size)
+    with pytest.raises(InvalidComparisonsError, match=rf"stray.csv line {stray_line}: a quote mark \(\"\) opens a "
+                                                      "field that does not close"):
+        read_comparisons(path)
+
+
+def test_pieces_end_at_unquoted_line_ends_and_a_stray_quote_does_not_hold_the_rest(monkeypatch):
+    """The pieces join to the text; a quoted line break (a name with one) stays inside its piece; past
+    QUOTED_CHARS an open quote is cut, so no piece outgrows a chunk and that much more."""
+    monkeypatch.setattr(io, "QUOTED_CHARS", 100)
+    text = "a,b,c\n" + '0,"New\nYork",2\n' * 30 + '1,"2,0\n' + "0,1,2\n" * 300
+    pieces = list(io._blocks(io_module.StringIO(text), 50))
+    assert "".join(pieces) == text
+    assert all(len(p) <= 50 + 100 + 6 for p in pieces)
+    ends, stray = np.cumsum([len(p) for p in pieces]), text.index('1,"2,0')
+    assert sum(ends <= stray) > 5 and all(text.count('"', 0, e) % 2 == 0 for e in ends[ends <= stray])
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])  # "\r" alone: Excel for Mac's "CSV (Macintosh)"

@@ -306,8 +306,10 @@ class _RowProblems:
         self.bad |= mask
 
     def _describe(self, r: int) -> str:
-        values = ", ".join(_id_text(v) for v in self.shown.iloc[[r]].to_numpy(dtype=object)[0])
-        return f"{self.reason[r]}: ({values})"
+        row = self.shown.iloc[[r]].to_numpy(dtype=object)[0]
+        spans = any(isinstance(v, str) and "\n" in v for v in row)
+        return (f"{self.reason[r]}: ({', '.join(_id_text(v) for v in row)})"
+                + ("; a field spans several lines: a stray quote mark (\") opens it" if spans else ""))
 
     def resolve(self) -> SkipReport:
         """Raises for the earliest bad row, or (skipping) reports them all."""
@@ -327,13 +329,17 @@ def _is_integer_like(values: np.ndarray) -> np.ndarray:
     return (~np.isnan(num) | missing).reshape(values.shape)
 
 
-def _id_text(value) -> str:
-    """One object id as text: integral floats lose their ``.0``; missing is empty."""
+def _id_text(value, longest: int = 40) -> str:
+    """One object id as text: integral floats lose their ``.0``; missing is empty; text with line breaks or
+    other control characters quoted as Python writes it (so a message stays one line), and cut after
+    ``longest`` characters."""
     if pd.isna(value):
         return ""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
-    return str(value)
+    text = str(value)
+    short = text if len(text) <= longest else text[:longest] + "..."
+    return repr(short) if not short.isprintable() else short
 
 
 def _name_strings(block: pd.DataFrame) -> np.ndarray:
@@ -495,7 +501,8 @@ def _winner_by_side(frame: pd.DataFrame) -> pd.DataFrame:
     winner = frame["winner"]
     if winner.dtype.kind != "O":
         return frame
-    an_object = ((winner == frame["left"]) | (winner == frame["right"])).to_numpy()
+    text = winner.to_numpy(dtype=object)  # Python's ==: no overflow on an id past int64 beside text columns
+    an_object = (text == frame["left"].to_numpy(dtype=object)) | (text == frame["right"].to_numpy(dtype=object))
     if an_object.all():  # every winner an object: no text to look at
         return frame
     side = pd.Series("", index=frame.index)

@@ -52,6 +52,7 @@ _MAGIC = {rb"\x1f\x8b": ".gz", rb"BZh[1-9]1AY&SY": ".bz2", rb"\xfd7zXZ\x00": ".x
 #: Characters of text per chunk (a chunk ends at a line end) and rows per batch of a Parquet file:
 #: reading holds the result plus one chunk.  Tests set them small to read a file in many chunks.
 CHUNK_CHARS = 1 << 22
+QUOTED_CHARS = 1 << 22  # a quoted field longer than this is taken for a stray quote mark (:func:`_blocks`)
 CHUNK_ROWS = 1 << 18
 
 
@@ -340,13 +341,24 @@ def _preamble(fh, name: Path) -> tuple[str, str | None, list | None, int]:
 
 def _blocks(fh, size: int, start: str = ""):
     """The text of ``fh`` (after ``start``) in pieces of about ``size`` characters, each ending at the end
-    of a line that is not inside a quoted field."""
+    of a line that is not inside a quoted field.
+
+    A quoted field is not followed past :data:`QUOTED_CHARS` (or ``size``, if more) of text: a quote mark
+    that never closes (a stray ``"``) would otherwise hold the rest of the file in one piece; the piece is
+    cut there, and its parse names the line the quote opens.  The walk back to a line end outside quotes
+    counts each line's quote marks once (counting from the piece's start at each step was quadratic in the
+    piece's lines: a stray quote in 2 MB of text took minutes)."""
     rest = start
     while block := fh.read(size):
         block = rest + block
-        cut = block.rfind("\n") + 1
-        while cut and block.count('"', 0, cut) % 2:  # an odd number of quotes: the line break is quoted
-            cut = block.rfind("\n", 0, cut - 1) + 1
+        cut = line_end = block.rfind("\n") + 1
+        quotes = block.count('"', 0, cut)
+        while cut and quotes % 2:  # an odd number of quotes: the line break is quoted
+            previous = block.rfind("\n", 0, cut - 1) + 1
+            quotes -= block.count('"', previous, cut)
+            cut = previous
+        if not cut and line_end and len(block) > max(size, QUOTED_CHARS):
+            cut = len(block)
         rest = block[cut:]
         if cut:
             yield block[:cut]
@@ -372,7 +384,8 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_lin
         except pd.errors.ParserError as exc:
             found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
             if not found:
-                raise InvalidComparisonsError(f"{path}: cannot parse: {exc}") from None
+                raise _unclosed_quote_error(exc, path, line) or InvalidComparisonsError(
+                    f"{path}: cannot parse: {exc}") from None
             raise _width_error(path, line + int(found[2]) - 1, int(found[3]), len(names), header_line) from None
     for warning in caught:
         if "does not match length of data" in str(warning.message):  # the first row is too wide
@@ -382,9 +395,28 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_lin
     return frame
 
 
+def _unclosed_quote_error(exc: Exception, path: Path, line: int) -> InvalidComparisonsError | None:
+    """pandas' "EOF inside string starting at row N" as the file line where the quote opens (rows of text
+    whose first is file line ``line``), or None for another parse error."""
+    found = re.search(r"EOF inside string starting at row (\d+)", str(exc))
+    if not found:
+        return None
+    return InvalidComparisonsError(f"{path} line {line + int(found[1])}: a quote mark (\") opens a field that does "
+                                   "not close (a stray quote mark? one inside a name is written twice, \"\")")
+
+
 def _width_error(path: Path, line: int, saw: int, expected: int, header_line: int = 1) -> InvalidComparisonsError:
     mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
     return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line {header_line} has {expected}{mixed}")
+
+
+def _header_names(first: str, sep: str, path: Path, line: int) -> list:
+    """The column names of header line ``first`` (file line ``line``)."""
+    try:
+        return list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
+    except pd.errors.ParserError as exc:
+        raise _unclosed_quote_error(exc, path, line) or InvalidComparisonsError(
+            f"{path} line {line}: cannot parse the header: {exc}") from None
 
 
 def _text_frames(path: Path, columns, encoding: str):
@@ -399,7 +431,7 @@ def _text_frames(path: Path, columns, encoding: str):
         except _WidthError as exc:  # 5 columns, say: THINGS' a,b,c,odd_position,subject?
             hint = _odd_position_hint(_peek(first + fh.read(CHUNK_CHARS), exc.sep))
             raise (InvalidComparisonsError(exc.problem + hint) if hint else exc) from None
-        header = names if headerless else list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
+        header = names if headerless else _header_names(first, sep, path, skipped + 1)
         line, any_rows = skipped + (1 if headerless else 2), False
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
             frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line, skipped + 1), block, sep,
