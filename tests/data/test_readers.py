@@ -359,6 +359,14 @@ def test_json_query_vote_counts_become_weighted_triplets(tmp_path):
     ('{"anchor": [0, 1], "closer": [1]}', ["different lengths"]),
     ('{"answers": [[0, 1]], "agreement": [[1, 0]]}', ["'answers' must be (N, 3)"]),
     ('{"answers": [[0, 1, 2]], "agreement": [[-1, 0]]}', ["non-negative"]),
+    # a NaN vote count was dropped as "no response", silently; an index past int64 was an OverflowError
+    ('{"answers": [[0, 1, 2], [1, 2, 0]], "agreement": [[2, 0], [1, NaN]]}', ["query 1", "[1.0, nan]",
+                                                                             "must be non-negative numbers"]),
+    ('{"answers": [[0, 1, 99999999999999999999]], "agreement": [[1, 0]]}', ["lists of integer lists",
+                                                                            "below 2**63"]),
+    # a list where an object id belongs: was numpy's "truth value of an array ... is ambiguous"
+    ('[{"anchor": 0, "closer": 1, "farther": 2}, {"anchor": [], "closer": 1, "farther": 2}]', ["record 1", "([], 1, 2)"]),
+    ('{"head": [0, 1], "left": [1, [2, 0]], "right": [2, 0], "winner": [1, 2]}', ["record 1", "[2, 0]"]),
     ('{"a": 1}', ["keys a", "not a comparison table"]),
     ('[1, 2, 3]', ["a JSON list", "not a comparison table"]),
     ('[{"anchor": 0, "closer": 1, "farther": 2},\n {"anchor": 0, "closer": 1, ', ["line 2", "not valid JSON"]),

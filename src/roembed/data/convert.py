@@ -332,7 +332,10 @@ def _is_integer_like(values: np.ndarray) -> np.ndarray:
 def _id_text(value, longest: int = 40) -> str:
     """One object id as text: integral floats lose their ``.0``; missing is empty; text with line breaks or
     other control characters quoted as Python writes it (so a message stays one line), and cut after
-    ``longest`` characters."""
+    ``longest`` characters; a list or other container (a JSON cell) as Python writes it."""
+    if not pd.api.types.is_scalar(value):
+        text = repr(value if not isinstance(value, np.ndarray) else value.tolist())
+        return text if len(text) <= longest else text[:longest] + "..."
     if pd.isna(value):
         return ""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
