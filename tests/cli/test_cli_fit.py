@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from roembed.cli import main
+from roembed.cli._options import BadInput
 from roembed.experiments import make_synthetic
 from cli_testkit import one_line_error
 
@@ -167,12 +168,37 @@ def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, t
     plain = tmp_path / "plain.csv"
     plain.write_text("index0,name,note\n1,b,x\n0,a,x\n")
     assert read_names_file(plain) == ["a", "b"]
-    repeated = tmp_path / "repeated.csv"  # no distinct column: the first, and the check names the repeat
+    repeated = tmp_path / "repeated.csv"  # no distinct column: the first, and the repeat is named by its lines
     repeated.write_text("name,kind\na,x\na,x\n")
-    assert read_names_file(repeated) == ["a", "a"]
+    with pytest.raises(BadInput, match=r"repeated.csv line 3: object name 'a' again \(first on line 2\)"):
+        read_names_file(repeated)
     one_column = tmp_path / "one.csv"  # pd.Series(names, name="name").to_csv(index=False): a header, then names
     one_column.write_text("Name\nbat1\nbat2\n")
     assert read_names_file(one_column) == ["bat1", "bat2"]  # was ["Name", "bat1", "bat2"]: every name one off
+
+
+def test_bad_names_and_labels_files_are_named_with_their_line(tmp_path):
+    """A names or labels file's problem named the comparisons file ("votes.csv: Unable to parse string", "votes.csv:
+    object name 'b' appears more than once in names") or quoted pandas ("cannot read labels (Error tokenizing data.
+    C error: ...)" with a line break); each is now one line naming the names or labels file and its line."""
+    votes = tmp_path / "votes.csv"
+    votes.write_text("anchor,closer,farther\n" + "".join(f"{a},{b},{c}\n" for a, b, c in
+                                                          [(0, 1, 2), (1, 2, 3), (2, 3, 0), (3, 0, 1)] * 3))
+    for text, fragments in [
+        ("a\nb\n\nc\nb\n", ["names.txt line 5: object name 'b' again (first on line 2): names must be distinct"]),
+        ("index0,name\n1,b\nx,a\n2,c\n3,d\n", ["names.txt line 3: index0 'x' is not a number"]),
+        ("index0,name\n0,a\n1,b,extra\n2,c\n3,d\n", ["names.txt line 3: has 3 fields but line 1 has 2"]),
+        ("a\nb\nc\n", ["votes.csv line 3", "object index out of range (names were given for 3 objects: indices "
+                         "0-2)"]),
+    ]:
+        names = tmp_path / "names.txt"
+        names.write_text(text)
+        one_line_error(run(votes, "--names", names, "--method", "soe", "--out", tmp_path / "no"), *fragments)
+    labels = tmp_path / "labels.csv"
+    labels.write_text("index0,kind\n0,x\n1,y,z\n")
+    one_line_error(run(votes, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),
+                   "labels.csv line 3: has 3 fields but line 1 has 2")
+    assert not (tmp_path / "no").exists()
 
 
 def test_names_and_labels_files_are_read_in_the_encoding_given_and_without_a_byte_order_mark(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import io
+import re
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
-from ..data.io import NAME_COLUMNS, name_lines, read_text, sniff_separator
+from ..data.io import NAME_COLUMNS, numbered_name_lines, read_text, sniff_separator
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
@@ -35,21 +36,48 @@ def read_names_file(path: Path, encoding: str = "utf-8"):
     whose ``name``-like column gives them, in the order of its ``index0`` column if any.
     The column is the first of :data:`NAME_COLUMNS`, then of the other columns not all numbers,
     whose names are distinct (names must be: THINGS' table has ``word`` with two "bat"s, and
-    ``uniqueID``); when none is, the first, and the names check says which name repeats."""
+    ``uniqueID``); when none is, the first, and a repeated name is an error naming its two lines."""
     text = _small_text(path, encoding)
     first = text.split("\n", 1)[0]
     if "\t" not in first and "," not in first and ";" not in first:
-        return name_lines(text)
-    table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, first), dtype=str, keep_default_na=False)
-    if "index0" in table.columns:
-        table = table.iloc[np.argsort(pd.to_numeric(table["index0"]).to_numpy(), kind="stable")]
-    candidates = ([c for c in table.columns if c.lower() in NAME_COLUMNS]
-                  + [c for c in table.columns if c.lower() not in NAME_COLUMNS
-                     and not table[c].str.fullmatch(r"\d+").all()])
-    column = next((c for c in candidates if table[c].is_unique), candidates[0] if candidates else None)
-    if column is None:
-        raise BadInput(f"{path} line 1: no column of object names (columns: {', '.join(table.columns)})")
-    return table[column].tolist()
+        lines, names = map(list, zip(*numbered_name_lines(text))) if text.strip() else ([], [])
+    else:
+        table = _small_table(text, path)
+        lines = np.arange(2, len(table) + 2)
+        if "index0" in table.columns:
+            index = pd.to_numeric(table["index0"], errors="coerce")
+            if index.isna().any():
+                r = int(np.flatnonzero(index.isna().to_numpy())[0])
+                raise BadInput(f"{path} line {r + 2}: index0 {table['index0'].iloc[r]!r} is not a number")
+            order = np.argsort(index.to_numpy(), kind="stable")
+            table, lines = table.iloc[order], lines[order]
+        candidates = ([c for c in table.columns if c.lower() in NAME_COLUMNS]
+                      + [c for c in table.columns if c.lower() not in NAME_COLUMNS
+                         and not table[c].str.fullmatch(r"\d+").all()])
+        column = next((c for c in candidates if table[c].is_unique), candidates[0] if candidates else None)
+        if column is None:
+            raise BadInput(f"{path} line 1: no column of object names (columns: {', '.join(table.columns)})")
+        names = table[column].tolist()
+    repeated = pd.Index(names).duplicated()
+    if repeated.any():
+        k = int(np.flatnonzero(repeated)[0])
+        raise BadInput(f"{path} line {lines[k]}: object name {names[k]!r} again (first on line "
+                       f"{lines[names.index(names[k])]}): names must be distinct")
+    return names
+
+
+def _small_table(text: str, path: Path) -> pd.DataFrame:
+    """A names or labels table (CSV/TSV with a header) as text columns; a row of another width is an error
+    naming its line."""
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
+                           keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise BadInput(f"{path}: empty") from None
+    except pd.errors.ParserError as exc:
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        raise BadInput(f"{path} line {found[2]}: has {found[3]} fields but line 1 has {found[1]}" if found else
+                       f"{path}: cannot read it as a table ({str(exc).strip()})") from None
 
 
 def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None,
@@ -123,12 +151,7 @@ def read_labels(path: Path, column: str | None, comparisons,
     (``index0``/``index``/``object``, else the first column).  Without ``column``,
     the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
     two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
-    text = _small_text(path, encoding)
-    try:
-        table = pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
-                            keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise BadInput(f"{path}: cannot read labels ({exc})") from None
+    table = _small_table(_small_text(path, encoding), path)
     if column is not None and column not in table.columns:
         raise BadInput(f"{path} line 1: no column {column!r} (columns: {', '.join(table.columns)})")
     n = comparisons.n_objects

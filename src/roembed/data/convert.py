@@ -750,7 +750,9 @@ class ComparisonsBuilder:
         problems.flag((ints < 0).any(axis=1), "negative object index")
         bound = self._index_bound()
         if bound is not None:
-            problems.flag((ints >= bound).any(axis=1), f"object index out of range (n_objects={bound})")
+            problems.flag((ints >= bound).any(axis=1), "object index out of range " + (
+                f"(n_objects={bound})" if self.ids.given is None else
+                f"(names were given for {bound} objects: indices {self.index_base}-{self.index_base + bound - 1})"))
         position = None
         if lay.kind == "salmon" and tie is None:  # the screen position: 0 left, 1 right (none with ties)
             position = (ints[:, 3] == ints[:, 2]).astype(np.int64)

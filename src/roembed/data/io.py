@@ -187,8 +187,13 @@ NAME_COLUMNS = ("name", "names", "object_name", "word", "object", "label", "item
 def name_lines(text: str) -> list[str]:
     """The names of a text with one name per line: each stripped, blank lines skipped, and a first line that is a
     name column's header (:data:`NAME_COLUMNS`) dropped: read as a name, it shifted every name by one object."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[1:] if lines and _norm(lines[0]) in NAME_COLUMNS else lines
+    return [name for _, name in numbered_name_lines(text)]
+
+
+def numbered_name_lines(text: str) -> list[tuple[int, str]]:
+    """:func:`name_lines` with the file line (from 1) of each name."""
+    lines = [(k, line.strip()) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    return lines[1:] if lines and _norm(lines[0][1]) in NAME_COLUMNS else lines
 
 
 def read_names(source) -> tuple[str, ...]:
