@@ -127,6 +127,13 @@ CASES = [
      ("error", ["--annotator-rounds does not apply to --method soe"])),
     ("--annotator-rounds without annotators", {"v.csv": GOOD}, ["--annotator-rounds", "1"],
      ("error", ["--annotator-rounds 1", "v.csv has no annotator column"])),
+    ("--bootstrap-unit annotator without annotators", {"v.csv": GOOD},
+     ["--bootstrap", "2", "--bootstrap-unit", "annotator"],  # was found only after the fit, below its warnings
+     ("error", ["--bootstrap-unit annotator", "v.csv has no annotator column"])),
+    ("--bootstrap-unit without --bootstrap", {"v.csv": GOOD}, ["--bootstrap-unit", "object"],
+     ("error", ["--bootstrap-unit object goes with --bootstrap N"])),
+    ("--jobs 0", {"v.csv": GOOD}, ["--bootstrap", "2", "--jobs", "0"],  # was joblib's traceback
+     ("error", ["'--jobs': 0: give 1 or more processes, or -1 for all cores"])),
     ("all weights zero", {"v.csv": "anchor,closer,farther,weight\n0,1,2,0\n1,2,0,0\n"}, ["--method", "soe"],
      ("error", ["v.csv", "weights are zero"])),
     ("labels without column", {"v.csv": GOOD}, ["--labels", "v.csv"], ("error", ["--label-column"])),
@@ -154,7 +161,8 @@ CASES = [
 CLI_ONLY = {"holdout rounds to no query", "--lam with soe", "--loss with roe", "negative seed", "dim >= objects",
             "labels without column", "unknown device", "--device with soe", "mostly unused ids", "--annotator-rounds with soe",
             "--annotator-rounds without annotators", "iteration limit", "unknown encoding",
-            "gold without annotator ids"}  # SOE and the plain estimators do not read annotator ids or gold marks
+            "gold without annotator ids", "--bootstrap-unit annotator without annotators",
+            "--bootstrap-unit without --bootstrap", "--jobs 0"}  # SOE and the plain estimators do not read annotator ids or gold marks
 
 
 def make_files(tmp_path, files):

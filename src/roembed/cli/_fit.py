@@ -248,6 +248,8 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
         raise BadInput("--bootstrap cannot be combined with --annotator-rounds (replicates are not reweighted)")
     if bootstrap_store is not None and not n_bootstrap:
         raise BadInput("--bootstrap-store goes with --bootstrap N")
+    if bootstrap_unit != "query" and not n_bootstrap:
+        raise BadInput(f"--bootstrap-unit {bootstrap_unit} goes with --bootstrap N")
     if bootstrap_store is not None and bootstrap_store.resolve().is_relative_to(out.resolve()):
         raise BadInput(f"--bootstrap-store {bootstrap_store}: must lie outside --out {out} "
                        "(each run replaces the output folder as a whole)")
@@ -320,9 +322,11 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base, index_base)
     comparisons = source_text(paths)
+    no_ids = f"{comparisons} has no annotator column (annotator, worker_id, puid, ...)"
     if annotator_rounds and data.annotator is None:
-        raise BadInput(f"--annotator-rounds {annotator_rounds}: {comparisons} has no annotator column "
-                       "(annotator, worker_id, puid, ...)")
+        raise BadInput(f"--annotator-rounds {annotator_rounds}: {no_ids}")
+    if n_bootstrap and "annotator" in bootstrap_unit and data.annotator is None:  # before the fit, not after it
+        raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {no_ids}")
     label_values, label_notes, label_column = (read_labels(labels, label_column, data, encoding) if labels is not None
                                                else (None, [], None))
     notes += label_notes

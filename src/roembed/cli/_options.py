@@ -22,6 +22,21 @@ class BadInput(click.ClickException):
         click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
 
 
+class JobsType(click.ParamType):
+    """joblib's ``n_jobs``: 1 or more processes, -1 for all cores (-2 all but one, ...); not 0."""
+
+    name = "INTEGER"
+
+    def convert(self, value, param, ctx):
+        try:
+            jobs = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer", param, ctx)
+        if jobs == 0:
+            self.fail("0: give 1 or more processes, or -1 for all cores", param, ctx)
+        return jobs
+
+
 class DimensionType(click.ParamType):
     """A positive integer, or ``auto`` (chosen by query-grouped cross-validation)."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._options import METHODS, DimensionType, input_paths
+from ._options import METHODS, DimensionType, JobsType, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -79,7 +79,7 @@ from ._options import METHODS, DimensionType, input_paths
 @click.option("--bootstrap-store", type=click.Path(path_type=Path), default=None,
               help="Folder keeping each finished bootstrap replicate (outside --out): rerunning the same "
                    "command resumes an interrupted run; a larger --bootstrap extends it.")
-@click.option("--jobs", type=click.IntRange(min=-1), default=1, show_default=True,
+@click.option("--jobs", type=JobsType(), default=1, show_default=True,
               help="Parallel processes for --bootstrap and --dim auto (-1: all cores).")
 @click.option("--svg", is_flag=True, help="Also write the plots as SVG.")
 @click.option("--report", "html_report", is_flag=True,
