@@ -201,6 +201,9 @@ def run_folder_problem(folder) -> str | None:
     None: it is missing, or has no ``summary.json``.  Light (no library), so ``roembed report`` answers at once;
     ``report.read_run`` checks the rest."""
     folder = Path(folder).expanduser()
+    if folder.is_file():
+        return (f"{folder}: a file, not a run's folder (give the folder it lies in: {folder.parent})"
+                if (folder.parent / "summary.json").is_file() else f"{folder}: a file, not a run's folder")
     if not folder.is_dir():
         return f"{folder}: no such folder"
     if not (folder / "summary.json").is_file():

@@ -313,6 +313,19 @@ def test_bad_folders_get_one_line_and_exit_2(run_folder, tmp_path):
     missing = copy_run(run_folder, tmp_path / "missing")
     (missing / "annotators.csv").unlink()
     one_line_error(report(missing), "incomplete run", "annotators.csv")
+    (missing / "comparisons.csv").unlink()  # required and listed: named once (was "comparisons.csv, comparisons.csv")
+    assert one_line_error(report(missing), "incomplete run").endswith("missing comparisons.csv, annotators.csv")
+    # a file of the run given for the run: was "no such folder" for a file that is there
+    one_line_error(report(run_folder / "embedding.csv"), "embedding.csv: a file, not a run's folder (give the folder "
+                                                         f"it lies in: {run_folder})")
+    # an edited table: was pandas' "could not convert string to float: 'abc'", no file or line
+    for name, column in (("comparisons.csv", "gamma"), ("embedding.csv", "x2")):
+        edited = copy_run(run_folder, tmp_path / f"edited_{column}")
+        table = pd.read_csv(edited / name)
+        table[column] = table[column].astype(object)
+        table.loc[3, column] = "abc"
+        table.to_csv(edited / name, index=False)
+        one_line_error(report(edited), f"{name} line 5: {column} 'abc' is not a number")
     broken = copy_run(run_folder, tmp_path / "broken")
     (broken / "summary.json").write_text("{not json")
     one_line_error(report(broken), "summary.json", "not readable JSON")

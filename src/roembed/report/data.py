@@ -15,6 +15,7 @@ line (:class:`RunFolderError`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -224,12 +225,14 @@ def read_run(folder) -> ReportData:
         raise RunFolderError(f"{folder}: output format {fmt} is newer than this roembed reads "
                              f"({OUTPUT_FORMAT}); upgrade roembed")
     listed = summary.get("files", [])
-    missing = [name for name in (*REQUIRED, *listed)  # a page is the report's output, not its input
+    missing = [name for name in dict.fromkeys((*REQUIRED, *listed))  # a page is the report's output, not its input
                if not name.endswith(".html") and not (folder / name).is_file()]
     if missing:
         raise RunFolderError(f"{folder}: incomplete run, missing {', '.join(missing)}")
     objects = _read_csv(folder / "embedding.csv", ("object", "x1"))
+    _check_numbers(objects, folder / "embedding.csv", [c for c in objects.columns if re.fullmatch(r"x\d+", c)])
     comparisons = _read_csv(folder / "comparisons.csv", ("i", "j", "l", "k", "votes", "opposing_votes"))
+    _check_numbers(comparisons, folder / "comparisons.csv", ["i", "j", "l", "k", "votes", "opposing_votes", "gamma"])
     n = len(objects)
     if not objects["object"].is_unique:
         row = int(np.flatnonzero(objects["object"].duplicated().to_numpy())[0])
@@ -275,6 +278,18 @@ def _read_csv(path: Path, required) -> pd.DataFrame:
     if missing:
         raise RunFolderError(f"{path} line 1: no column {missing[0]!r} (columns: {', '.join(table.columns)})")
     return table
+
+
+def _check_numbers(table: pd.DataFrame, path: Path, columns) -> None:
+    """Raises naming the first line whose value in one of ``columns`` (those present) is not a number (an
+    edited output file)."""
+    for column in (c for c in columns if c in table.columns):
+        if table[column].dtype.kind in "iufb":
+            continue
+        bad = pd.to_numeric(table[column], errors="coerce").isna() & table[column].notna()
+        row = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else None
+        raise RunFolderError(f"{path} line {row + 2}: {column} {table[column].iloc[row]!r} is not a number"
+                             if row is not None else f"{path}: column {column} is not numeric")
 
 
 def _explode_annotators(column: pd.Series) -> pd.DataFrame:
