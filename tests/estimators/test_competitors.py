@@ -90,6 +90,10 @@ def test_alpha_auto_is_the_estimator_default_and_ridge_shrinks(data):
     (dict(tol=-1.0), "tol"),
     (dict(init_scale=0.0), "init_scale"),
     (dict(n_components=0), "n_components"),
+    # was ZeroDivisionError ("integer modulo by zero") in the progress callback
+    (dict(verbose=0.5), "verbose must be an integer"), (dict(verbose=-1), "verbose must be >= 0"),
+    # 3 points fit in 2 dimensions; a huge n_components tried to allocate it (ROE: 149 GiB)
+    (dict(n_components=3), r"n_components=3 must be below the number of objects, 3: 3 points fit in 2 dimensions"),
 ])
 def test_bad_parameters_raise(params, match):
     with pytest.raises(ValueError, match=match):

@@ -1,10 +1,12 @@
 """RobustOrdinalEmbedding(+CV): objective, closed-form outlier shifts, recovery of planted outliers, errors."""
+import re
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
-from roembed import RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
+from roembed import ROE, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
 from roembed.estimators.robust_fit import RobustProblem
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
@@ -127,6 +129,23 @@ def test_cv_with_folds_and_losses(planted):
 def test_bad_parameters(planted, params, match):
     with pytest.raises(ValueError, match=match):
         RobustOrdinalEmbedding(**{"n_components": 2, **params}).fit(planted.train[:100])
+
+
+@pytest.mark.parametrize("params", [dict(lams=1.0), dict(lams="auto"), dict(weightings="vote"), dict(losses="ste"),
+                                    dict(refines=2.0), dict(alphas=float("nan"))])
+def test_cv_candidates_must_be_lists(planted, params):
+    """A single value where a list of candidates belongs was "'float' object is not iterable", or a string's
+    characters read as candidates ("lam must be a number, got 'a'")."""
+    (name, value), = params.items()
+    with pytest.raises(ValueError, match=rf"{name} must be a list of candidates \(e.g. \[{re.escape(repr(value))}\]\)"):
+        RobustOrdinalEmbeddingCV(2, **params).fit(planted.train[:100])
+
+
+def test_verbose_true_prints_every_iteration(planted, capsys):
+    """verbose=True is scikit-learn's usual switch (ROE refused it: "verbose must be an integer")."""
+    ROE(2, verbose=True, max_iter=3).fit(planted.train[:100])
+    assert [line.split(":")[0] for line in capsys.readouterr().out.splitlines()] == [
+        f"[ROE] iteration {i}" for i in (1, 2, 3)]
 
 
 def test_bad_torch_dtype(planted):

@@ -75,6 +75,10 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         if isinstance(self.n_components, str) and self.n_components == "auto":
             return self._fit_auto_dimension(comparisons)
         self._check_params()
+        if self.n_components >= max(comparisons.n_objects, 2):
+            n = comparisons.n_objects
+            raise ValueError(f"n_components={self.n_components} must be below the number of objects, {n}: {n} points "
+                             f"fit in {max(n - 1, 1)} dimension{'s' if n > 2 else ''}")
         self.n_components_ = self.n_components
         self.n_objects_ = comparisons.n_objects
         self.object_names_ = comparisons.object_names
@@ -97,6 +101,9 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
     def _check_params(self) -> None:
         if not (isinstance(self.n_components, str) and self.n_components == "auto"):
             check_param("n_components", self.n_components, low=1, integer=True)
+        verbose = getattr(self, "verbose", 0)  # True is 1: print every iteration
+        if not isinstance(verbose, (bool, np.bool_)):
+            check_param("verbose", verbose, low=0, integer=True)
 
     def _graph_device(self):
         """Where to aggregate comparisons into the graph: the torch solver's device when it is a GPU

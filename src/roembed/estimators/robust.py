@@ -790,9 +790,13 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         self.init, self.init_scale, self.random_state, self.verbose = init, init_scale, random_state, verbose
 
     def _candidates(self) -> list[dict]:
-        grid = dict(lam=list(self.lams))
-        for name, values in (("loss", self.losses), ("alpha", self.alphas), ("weighting", self.weightings)):
-            if values is not None:
+        grid = {}
+        for option, name in (("lams", "lam"), ("losses", "loss"), ("alphas", "alpha"), ("weightings", "weighting"),
+                             ("refines", "refine")):
+            values = getattr(self, option)
+            if values is not None and (isinstance(values, (str, bytes, dict)) or not np.iterable(values)):
+                raise ValueError(f"{option} must be a list of candidates (e.g. [{values!r}]), got {values!r}")
+            if values is not None and name != "refine":
                 grid[name] = list(values)
         for name, values in grid.items():
             if not values:

@@ -143,7 +143,6 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         check_param("tol", self.tol, low=0)
         check_param("L0", self.L0, low=0, low_open=True)
         check_param("eta", self.eta, low=1, low_open=True)
-        check_param("verbose", self.verbose, low=0, integer=True)
         if self.rank_method not in RANK_METHODS:
             raise ValueError(f"rank_method must be one of {RANK_METHODS}, got {self.rank_method!r}")
         if self.weighting not in WEIGHTINGS:
