@@ -56,6 +56,14 @@ def test_bad_parameters():
         select_dimension(SOE(), planted(1), rule="aic")
     with pytest.raises(ValueError, match="dimensions"):
         select_dimension(SOE(), planted(1), dimensions=[0, 1])
+    # one number or a string where a list belongs: was "'int' object is not iterable" or a string's letters
+    for dimensions in (3, "123", [1.5, 2]):
+        with pytest.raises(ValueError, match=r"dimensions must be a list of positive integers \(e.g. \[1, 2, 3\]\)"):
+            select_dimension(SOE(), planted(1), dimensions=dimensions)
+    for kwargs, match in ((dict(cv=1), "cv must be >= 2"), (dict(patience=0), "patience must be >= 1"),
+                          (dict(n_jobs=0), "n_jobs must be 1 or more"), (dict(threads_per_fit=0), "threads_per_fit")):
+        with pytest.raises(ValueError, match=match):
+            select_dimension(SOE(), planted(1), dimensions=[1, 2], **kwargs)
     with pytest.raises(ValueError, match="n_components"):
         SOE(n_components="three").fit(planted(1))
     # fewer distinct queries than folds: the error says what needed the folds

@@ -187,6 +187,8 @@ def test_bad_input(monkeypatch):
         local_uncertainty(est, data.train[:100])
     with pytest.raises(ValueError, match="confidence"):
         local_uncertainty(est, confidence=1.0)
+    with pytest.raises(ValueError, match="confidence must be a number"):  # was "'<' not supported ..."
+        local_uncertainty(est, confidence="high")
     with pytest.raises(ValueError, match="others"):
         local_uncertainty(est, others="both")
     monkeypatch.setattr("roembed.sandwich.JOINT_MAX_COORDINATES", 10)

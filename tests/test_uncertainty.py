@@ -203,7 +203,14 @@ def test_bootstrap_is_reproducible():
 
 @pytest.mark.parametrize("kwargs, match", [(dict(unit="person"), "unit"), (dict(n_replicates=1), "n_replicates"),
                                            (dict(calibration="magic"), "calibration"),
-                                           (dict(confidence=1.5), "confidence")])
+                                           (dict(confidence=1.5), "confidence"),
+                                           # a value of the wrong type was Python's own TypeError or OverflowError
+                                           (dict(confidence="high"), "confidence must be a number"),
+                                           (dict(k=float("inf")), "k must be an integer"),
+                                           (dict(threads_per_fit=1.5), "threads_per_fit must be an integer"),
+                                           (dict(n_jobs=0), "n_jobs must be 1 or more"),
+                                           (dict(n_jobs="all"), "n_jobs must be an integer"),
+                                           (dict(verbose="x"), "verbose must be an integer")])
 def test_bootstrap_bad_parameters(kwargs, match):
     data = small_problem()
     with pytest.raises(ValueError, match=match):

@@ -53,6 +53,7 @@ from ._warn import warn_counted
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
 from .data.validation import InvalidComparisonsError
+from .estimators.base import check_n_jobs, check_param
 from .estimators.robust import tuned_params
 from .metrics import one_standard_error, satisfied
 from .model_selection import GroupedKFold
@@ -140,7 +141,15 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
         estimator = RobustOrdinalEmbedding(random_state=random_state)
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    check_param("cv", cv, low=2, integer=True)
+    if patience is not None:
+        check_param("patience", patience, low=1, integer=True)
+    check_param("threads_per_fit", threads_per_fit, low=1, integer=True)
+    check_n_jobs("n_jobs", n_jobs)
     n_used = len(comparisons.used_objects)
+    if dimensions is not None and (isinstance(dimensions, (str, bytes)) or not np.iterable(dimensions)
+                                   or not all(isinstance(d, (int, np.integer)) for d in dimensions)):
+        raise ValueError(f"dimensions must be a list of positive integers (e.g. [1, 2, 3]), got {dimensions!r}")
     dims = list(range(1, min(20, n_used - 1) + 1)) if dimensions is None else sorted(set(int(d) for d in dimensions))
     if not dims or dims[0] < 1:
         raise ValueError(f"dimensions must be positive integers, got {dimensions!r}")

@@ -90,6 +90,7 @@ from ._threads import limit_threads
 from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
+from .estimators.base import check_n_jobs, check_param, check_verbose
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
@@ -614,8 +615,13 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     if not (isinstance(n_replicates, (int, np.integer)) and n_replicates >= 2):
         raise ValueError(f"n_replicates must be an integer >= 2, got {n_replicates!r}")
+    check_param("confidence", confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    check_param("k", k, low=1, integer=True)
+    check_param("threads_per_fit", threads_per_fit, low=1, integer=True)
+    check_n_jobs("n_jobs", n_jobs)
+    check_verbose(verbose)
     if store is not None and random_state is None:
         raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
                          "every call draws other replicates")

@@ -32,6 +32,20 @@ def check_param(name: str, value, *, low=None, high=None, low_open=False, intege
         raise ValueError(f"{name} must be <= {high}, got {value!r}")
 
 
+def check_n_jobs(name: str, value) -> None:
+    """joblib's ``n_jobs``: None, or an integer other than 0 (-1: all cores)."""
+    if value is not None:
+        check_param(name, value, integer=True)
+        if value == 0:
+            raise ValueError(f"{name} must be 1 or more processes, -1 for all cores, or None, got 0")
+
+
+def check_verbose(value) -> None:
+    """``verbose``: True or False, or an integer >= 0 (a period, in iterations or replicates)."""
+    if not isinstance(value, (bool, np.bool_)):
+        check_param("verbose", value, low=0, integer=True)
+
+
 def edge_objective(graph: ComparisonGraph, loss: Loss, loss_weight, cap=None, two_sided=False,
                    reverse_weight=None) -> EdgeObjective:
     """The objective of ``loss`` over the edges of ``graph`` (each also counted reversed with ``reverse_weight``)."""
@@ -101,9 +115,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
     def _check_params(self) -> None:
         if not (isinstance(self.n_components, str) and self.n_components == "auto"):
             check_param("n_components", self.n_components, low=1, integer=True)
-        verbose = getattr(self, "verbose", 0)  # True is 1: print every iteration
-        if not isinstance(verbose, (bool, np.bool_)):
-            check_param("verbose", verbose, low=0, integer=True)
+        check_verbose(getattr(self, "verbose", 0))  # True is 1: print every iteration
 
     def _graph_device(self):
         """Where to aggregate comparisons into the graph: the torch solver's device when it is a GPU
