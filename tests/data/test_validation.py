@@ -43,6 +43,20 @@ def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("rows, message", [
+    # through fit's door (as_comparisons) numpy met them first: "inhomogeneous shape", or "got a ndarray"
+    ([[0, 1, 2], [1, 2]], "row 1: has 2 indices but row 0 has 3"),
+    (None, "object indices, got None: make it a list or an array"),
+    ({"anchor": [0], "closer": [1], "farther": [2]}, "got a dict: make it a list or an array (a dict of columns: "
+                                                     "pandas.DataFrame(it))"),
+    ((tuple(row) for row in GOOD), "object indices, got a generator: make it a list or an array"),
+])
+def test_what_is_no_array_of_rows_is_named_as_given(rows, message):
+    with pytest.raises(InvalidComparisonsError) as info:
+        as_comparisons(rows)
+    assert str(info.value).endswith(message) and "cannot be mixed" not in str(info.value)
+
+
 def test_annotator_ids_may_mix_integers_and_floats():
     # numbers of two types sort together: kept as given (only numbers beside text are refused)
     c = Comparisons(GOOD, annotator=np.array([1, 2.5], dtype=object))

@@ -29,7 +29,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     if isinstance(X, pd.DataFrame):
         X = from_frame(X, n_objects=n_objects)
     if not isinstance(X, Comparisons):
-        X = _from_array(np.asarray(X), n_objects)
+        X = _from_array(X, n_objects)
     elif n_objects is not None and n_objects != X.n_objects:
         X = Comparisons(X.quadruplets, n_objects=n_objects, weight=X.weight, annotator=X.annotator,
                         timestamp=X.timestamp, response_time=X.response_time, gold=X.gold, extra=X.extra)
@@ -59,8 +59,15 @@ def _default_names(columns: pd.Index) -> bool:
     return columns.equals(pd.RangeIndex(width)) or list(columns) == [f"column_{i}" for i in range(width)]
 
 
-def _from_array(array: np.ndarray, n_objects: int | None) -> Comparisons:
-    """Comparisons from an array of indices, or of names (every entry a string)."""
+def _from_array(data, n_objects: int | None) -> Comparisons:
+    """Comparisons from an array (or rows) of indices, or of names (every entry a string).  What is no array
+    of rows (ragged rows, None, a set, a generator) goes to :class:`Comparisons` as given, whose error names it."""
+    try:
+        array = np.asarray(data)
+    except ValueError:  # ragged rows
+        return Comparisons(data, n_objects=n_objects)
+    if array.ndim == 0 and array.dtype == object:
+        return Comparisons(data, n_objects=n_objects)
     names = array.dtype.kind in "US" or (array.dtype.kind == "O" and array.size > 0
                                          and all(isinstance(v, str) for v in array.flat))
     if not names:

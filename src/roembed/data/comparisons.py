@@ -203,15 +203,18 @@ class Comparisons:
             widths = [len(row) for row in quadruplets]
             r = next(r for r, w in enumerate(widths) if w != widths[0])
             raise InvalidComparisonsError(
-                f"{where(r)}: has {widths[r]} indices but row 0 has {widths[0]}: "
-                "triplets (3) and quadruplets (4) cannot be mixed"
+                f"{where(r)}: has {widths[r]} indices but row 0 has {widths[0]}"
+                + (": triplets (3) and quadruplets (4) cannot be mixed" if {widths[r], widths[0]} == {3, 4} else "")
             ) from None
         if arr.ndim != 2 or arr.shape[1] not in (3, 4):
             if arr.size == 0:
                 raise InvalidComparisonsError("no comparisons: the input is empty")
             if arr.ndim == 0 and arr.dtype == object:  # a generator, an iterator, a set: read in no order
+                got = "None" if quadruplets is None else f"a {type(quadruplets).__name__}"
                 raise InvalidComparisonsError(f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, "
-                                              f"got a {type(quadruplets).__name__}: make it a list or an array")
+                                              f"got {got}: make it a list or an array"
+                                              + (" (a dict of columns: pandas.DataFrame(it))"
+                                                 if isinstance(quadruplets, dict) else ""))
             raise InvalidComparisonsError(
                 f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, got shape {arr.shape}"
             )
