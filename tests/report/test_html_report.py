@@ -266,6 +266,15 @@ def test_report_labels_match_objects_as_the_fit_does(tmp_path, base):
                      for o, (name, label) in enumerate(zip(fitted["name"], fitted["label"]))]
 
 
+def test_roembed_report_thumbnails_that_are_no_folder_get_one_line(run_folder, tmp_path):
+    """Was Python's "TypeError: 'PosixPath' object is not iterable" (a path that is no folder was read as a list)."""
+    one_line_error(report(run_folder, "-o", tmp_path / "t.html", "--thumbnails", tmp_path / "nope"),
+                   "nope: no such folder (a folder of images named after the objects")
+    one_line_error(report(run_folder, "-o", tmp_path / "t.html", "--thumbnails", run_folder / "embedding.csv"),
+                   "embedding.csv: a file, not a folder of images")
+    assert not (tmp_path / "t.html").exists()
+
+
 def test_roembed_report_says_which_objects_got_no_thumbnail(run_folder, tmp_path):
     from PIL import Image
 

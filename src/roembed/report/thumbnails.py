@@ -32,6 +32,9 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
                              f"{''.join(IMAGE_SUFFIXES[:1])} or 0{IMAGE_SUFFIXES[0]})")
         _warn_missing(folder, objects, found)
         return [embed_image(p, size) if p is not None else "" for p in found]
+    if isinstance(source, (str, Path)):  # a path, but no folder
+        raise ValueError(f"{source}: {'a file, not a folder of images' if Path(source).exists() else 'no such folder'}"
+                         " (a folder of images named after the objects, or a list with one image per object)")
     entries = list(source)
     if len(entries) != n:
         raise ValueError(f"got {len(entries)} thumbnails for {n} objects")
