@@ -46,6 +46,18 @@ def test_bad_options(tmp_path, bad, message):
     assert result.exit_code == 2 and message in result.output
 
 
+def test_reproduce_music_in_a_folder_without_the_data_stops_at_once(tmp_path):
+    """It ran every cell, stored each as failed (FileNotFoundError) and exited 0; now one usage error, no store."""
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["reproduce", "music", "--data", str(tmp_path), "--trials", "1", "--methods",
+                                       "tiny-cli", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 2 and "missing music_triplets_0based.csv" in result.output
+    assert "Invalid value for --data" in result.output and not out.exists()
+    for option in (["--n-jobs", "0"], ["--n-jobs", "two"]):  # 0 was joblib's "n_jobs == 0 has no meaning"
+        result = CliRunner().invoke(main, ["reproduce", "synthetic", "--out", str(out), *option])
+        assert result.exit_code == 2 and "Invalid value for '--n-jobs'" in result.output and not out.exists()
+
+
 def test_method_names_match_without_case_hyphens_or_underscores():
     """``roembed fit --method tste`` names t-STE; in ``reproduce --methods`` it was "unknown ['tste']"."""
     import click

@@ -110,10 +110,16 @@ def synthetic(models, rates, n_test, out, trials, methods, n_jobs, seed, retry_e
 @_common
 def music(data_path, rates, out, trials, methods, n_jobs, seed, retry_errors, no_progress):
     """Music artists (aset400): 5,000 train / 2,000 validation / rest test, p = 9."""
+    from ..data import InvalidComparisonsError
     from ..experiments.music import MusicProtocol
 
-    _run(MusicProtocol(str(data_path.resolve())), out, ("flip",), _rates(rates), trials, _names(methods), n_jobs,
-         seed, retry_errors, not no_progress)
+    protocol = MusicProtocol(str(data_path.resolve()))
+    try:  # a wrong folder is one line now, not a store of failed cells
+        protocol.load()
+    except (FileNotFoundError, InvalidComparisonsError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--data") from None
+    _run(protocol, out, ("flip",), _rates(rates), trials, _names(methods), n_jobs, seed, retry_errors,
+         not no_progress)
 
 
 def _rates(text: str) -> tuple[float, ...]:

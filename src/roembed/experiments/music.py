@@ -59,12 +59,16 @@ class MusicProtocol:
     name: str = "music"
     models: tuple = ("flip",)
 
+    def load(self):
+        """The music triplets (read once per process); a folder without them raises FileNotFoundError."""
+        return _cached_music(str(self.path))
+
     def draw(self, model: str, rate: float, seed: int) -> Split:
         if model != "flip":
             raise ValueError(f"the music protocol has one contamination model, 'flip'; got {model!r}")
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"contamination rate must be in [0, 1], got {rate}")
-        data = _cached_music(str(self.path))
+        data = self.load()
         if self.n_train + self.n_validation >= len(data):
             raise ValueError(f"only {len(data)} music triplets for {self.n_train} + {self.n_validation}")
         rng = np.random.RandomState(seed)
