@@ -452,7 +452,7 @@ def test_headerless_triplets_with_separately_numbered_annotators_are_not_read_as
                             rng.randint(100, 140, 40)])
     path = _write(tmp_path, "".join(",".join(map(str, r)) + "\n" for r in rows))
     with pytest.raises(InvalidComparisonsError, match=rf"its 4th column \({rows[:, 3].min()}-{rows[:, 3].max()}\) "
-                                                      rf"shares no value with the first three \(0-19\) in the "
+                                                      rf"lies outside the range of the first three \(0-19\) in the "
                                                       rf"first 40 rows.*--columns anchor,closer,farther,annotator"):
         read_comparisons(path)
     triplets = read_comparisons(path, columns=["anchor", "closer", "farther", "annotator"])
@@ -462,6 +462,11 @@ def test_headerless_triplets_with_separately_numbered_annotators_are_not_read_as
     rows[7, 3] = rows[3, 0]  # one shared value: quadruplets may draw the fourth object from anywhere
     assert np.array_equal(read_comparisons(_write(tmp_path, "".join(",".join(map(str, r)) + "\n" for r in rows),
                                                "shared.csv")).quadruplets, rows)
+    # a few quadruplets over many objects share no value by chance; their ranges interleave, so they are read
+    sparse = np.array([rng.choice(10**6, 4, replace=False) for _ in range(12)])
+    assert not np.isin(sparse[:, 3], sparse[:, :3]).any()
+    assert np.array_equal(read_comparisons(_write(tmp_path, "".join(",".join(map(str, r)) + "\n" for r in sparse),
+                                               "sparse.csv")).quadruplets, sparse)
 
 
 @pytest.mark.parametrize("column", ["WorkerId", "participant_id", "PROLIFIC_PID", "Subject", "rater"])

@@ -289,20 +289,21 @@ def _odd_position_hint(frame: pd.DataFrame) -> str:
 
 
 def _separate_ids_hint(frame: pd.DataFrame) -> str:
-    """Where a headerless 4-column file's fourth column shares no value with the first three (in 10 or more
-    rows of whole numbers), the words saying so, starting ``"; "``; else ``""``.  The four columns of
+    """Where a headerless 4-column file's fourth column lies wholly above (or below) the first three's range (in
+    10 or more rows of whole numbers), the words saying so, starting ``"; "``; else ``""``.  The four columns of
     quadruplets draw on one set of objects; a fourth column of annotator ids numbered apart from the objects
     (workers 100-139 beside objects 0-19) would be read as objects no other column names, and the fit would
-    agree with every answer while meaning nothing."""
+    agree with every answer while meaning nothing.  Disjoint values alone are not asked: a few quadruplets
+    over many objects have them by chance, a range apart hardly (10 random rows: under 1e-8)."""
     if frame.shape[1] != 4 or len(frame) < 10:
         return ""
     values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
     if np.isnan(values).any() or np.any(values != np.round(values)):
         return ""
     objects, fourth = values[:, :3], values[:, 3]
-    if np.isin(fourth, objects).any():
+    if not (fourth.min() > objects.max() or fourth.max() < objects.min()):
         return ""
-    return (f"; its 4th column ({fourth.min():.0f}-{fourth.max():.0f}) shares no value with the first three "
+    return (f"; its 4th column ({fourth.min():.0f}-{fourth.max():.0f}) lies outside the range of the first three "
             f"({objects.min():.0f}-{objects.max():.0f}) in the first {len(frame)} rows, as annotator ids numbered "
             "apart from the objects would")
 
