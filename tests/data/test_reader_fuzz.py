@@ -75,8 +75,10 @@ CELLS = [None, -1, 1.5, "x", "", [], {}, [1], [1, 2, 3], 10**30, True, "1", 0, 3
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(layout=st.sampled_from(["records", "columns", "answers"]), edits=st.lists(
-    st.tuples(st.integers(0, 19), st.integers(0, 3), st.sampled_from(range(len(CELLS)))), min_size=1, max_size=3))
-def test_a_mutated_json_file_reads_or_stops_with_one_line_naming_it(tmp_path_factory, layout, edits):
+    st.tuples(st.integers(0, 19), st.integers(0, 3), st.sampled_from(range(len(CELLS)))), min_size=1, max_size=3),
+    whole=st.one_of(st.none(), st.sampled_from(range(len(CELLS)))))
+def test_a_mutated_json_file_reads_or_stops_with_one_line_naming_it(tmp_path_factory, layout, edits, whole):
+    """``whole``: one cell's value in place of a whole column (or of ``answers``)."""
     keys = ["anchor", "closer", "farther", "annotator"]
     rows = [[a, b, c, f"w{a % 3}"] for a, b, c in ROWS]
     for r, c, v in edits:
@@ -89,6 +91,8 @@ def test_a_mutated_json_file_reads_or_stops_with_one_line_naming_it(tmp_path_fac
         data = {"answers": [row[:3] for row in rows],
                 "agreement": [[2 if isinstance(row[3], str) and row[3].startswith("w") else row[3], 1]
                               for row in rows]}
+    if whole is not None and isinstance(data, dict):
+        data[next(iter(data))] = CELLS[whole]
     path = tmp_path_factory.mktemp("fuzz") / "answers.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     _read_or_one_line(path)

@@ -364,6 +364,7 @@ def test_json_query_vote_counts_become_weighted_triplets(tmp_path):
                                                                              "must be non-negative numbers"]),
     ('{"answers": [[0, 1, 99999999999999999999]], "agreement": [[1, 0]]}', ["lists of integer lists",
                                                                             "below 2**63"]),
+    ('{"answers": 3, "agreement": [[1, 0]]}', ["'answers' must be (N, 3)", "got () and (1, 2)"]),
     # a list where an object id belongs: was numpy's "truth value of an array ... is ambiguous"
     ('[{"anchor": 0, "closer": 1, "farther": 2}, {"anchor": [], "closer": 1, "farther": 2}]', ["record 1", "([], 1, 2)"]),
     ('{"head": [0, 1], "left": [1, [2, 0]], "right": [2, 0], "winner": [1, 2]}', ["record 1", "[2, 0]"]),

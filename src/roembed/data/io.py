@@ -591,13 +591,13 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
     except (TypeError, ValueError, OverflowError):  # OverflowError: an index past int64
         raise InvalidComparisonsError(f"{path}: 'answers' and 'agreement' must be lists of integer lists (object "
                                       "indices below 2**63)") from None
-    if queries.ndim != 2 or queries.shape[1] != 3 or votes.shape != (len(queries), 2) or not (votes >= 0).all():
-        bad = np.flatnonzero(~(votes >= 0).all(axis=1)) if votes.shape == (len(queries), 2) else []
-        raise InvalidComparisonsError(
-            f"{path} query {bad[0]}: 'agreement' holds {votes[bad[0]].tolist()}: vote counts must be non-negative "
-            "numbers" if len(bad) else
-            f"{path}: 'answers' must be (N, 3) object indices and 'agreement' (N, 2) non-negative vote counts, got "
-            f"{queries.shape} and {votes.shape}")
+    if queries.ndim != 2 or queries.shape[1] != 3 or votes.shape != (queries.shape[0], 2):
+        raise InvalidComparisonsError(f"{path}: 'answers' must be (N, 3) object indices and 'agreement' (N, 2) "
+                                      f"non-negative vote counts, got {queries.shape} and {votes.shape}")
+    bad = np.flatnonzero(~(votes >= 0).all(axis=1))  # NaN too: it is no count of zero
+    if len(bad):
+        raise InvalidComparisonsError(f"{path} query {bad[0]}: 'agreement' holds {votes[bad[0]].tolist()}: vote "
+                                      "counts must be non-negative numbers")
     both = np.concatenate([queries, queries[:, [0, 2, 1]]])
     weight, query = np.concatenate([votes[:, 0], votes[:, 1]]), np.tile(np.arange(len(queries)), 2)
     keep = weight > 0
