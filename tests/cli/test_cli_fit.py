@@ -198,6 +198,9 @@ def test_bad_names_and_labels_files_are_named_with_their_line(tmp_path):
     labels.write_text("index0,kind\n0,x\n1,y,z\n")
     one_line_error(run(votes, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),
                    "labels.csv line 3: has 3 fields but line 1 has 2")
+    labels.write_text('index0,kind\n0,x\n1,"y\n2,z\n')  # read by the comparisons' own parse-error wording
+    one_line_error(run(votes, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),
+                   "labels.csv line 3: a quote mark (\") opens a field that does not close")
     assert not (tmp_path / "no").exists()
 
 

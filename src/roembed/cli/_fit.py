@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import filecmp
 import io
-import re
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
-from ..data.io import NAME_COLUMNS, numbered_name_lines, read_text, sniff_separator
+from ..data.io import NAME_COLUMNS, numbered_name_lines, read_text, sniff_separator, table_parse_error
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
@@ -75,9 +74,7 @@ def _small_table(text: str, path: Path) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise BadInput(f"{path}: empty") from None
     except pd.errors.ParserError as exc:
-        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-        raise BadInput(f"{path} line {found[2]}: has {found[3]} fields but line 1 has {found[1]}" if found else
-                       f"{path}: cannot read it as a table ({str(exc).strip()})") from None
+        raise BadInput(str(table_parse_error(exc, path, 1, comparisons=False))) from None
 
 
 def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None,

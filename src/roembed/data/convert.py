@@ -334,15 +334,15 @@ def _id_text(value, longest: int = 40) -> str:
     other control characters quoted as Python writes it (so a message stays one line), and cut after
     ``longest`` characters; a list or other container (a JSON cell) as Python writes it."""
     if not pd.api.types.is_scalar(value):
-        text = repr(value if not isinstance(value, np.ndarray) else value.tolist())
-        return text if len(text) <= longest else text[:longest] + "..."
-    if pd.isna(value):
+        text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    elif pd.isna(value):
         return ""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+    elif isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
-    text = str(value)
+    else:
+        text = str(value)
     short = text if len(text) <= longest else text[:longest] + "..."
-    return repr(short) if not short.isprintable() else short
+    return short if short.isprintable() else repr(short)
 
 
 def _name_strings(block: pd.DataFrame) -> np.ndarray:

@@ -267,16 +267,23 @@ def _peek(text: str, sep: str) -> pd.DataFrame:
         return pd.DataFrame()
 
 
+def _first_four_whole(frame: pd.DataFrame) -> np.ndarray | None:
+    """A headerless file's first four columns as numbers, where it has 10 or more rows and they are all whole
+    numbers (what the hints below read); else None."""
+    if len(frame) < 10:
+        return None
+    values = frame.iloc[:, :4].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    return None if np.isnan(values).any() or np.any(values != np.round(values)) else values
+
+
 def _odd_position_hint(frame: pd.DataFrame) -> str:
     """Where a headerless file's fourth column looks like odd-one-out positions (in 10 or more rows only 1-3, or
     only 0-2, beside object ids above 3 in the first three), the words naming its columns so (THINGS' export:
     ``a, b, c, odd position from 1, subject``), starting ``"; "``; else ``""``."""
-    if frame.shape[1] not in (4, 5) or len(frame) < 10:
+    values = _first_four_whole(frame) if frame.shape[1] in (4, 5) else None
+    if values is None or values[:, :3].max() <= 3:
         return ""
-    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
-    objects, position = values[:, :3], values[:, 3]
-    if np.isnan(values[:, :4]).any() or np.any(values[:, :4] != np.round(values[:, :4])) or objects.max() <= 3:
-        return ""
+    position = values[:, 3]
     base = next((b for b in (1, 0) if np.isin(position, [b, b + 1, b + 2]).all()), None)
     if base is None:
         return ""
@@ -295,10 +302,8 @@ def _separate_ids_hint(frame: pd.DataFrame) -> str:
     (workers 100-139 beside objects 0-19) would be read as objects no other column names, and the fit would
     agree with every answer while meaning nothing.  Disjoint values alone are not asked: a few quadruplets
     over many objects have them by chance, a range apart hardly (10 random rows: under 1e-8)."""
-    if frame.shape[1] != 4 or len(frame) < 10:
-        return ""
-    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
-    if np.isnan(values).any() or np.any(values != np.round(values)):
+    values = _first_four_whole(frame) if frame.shape[1] == 4 else None
+    if values is None:
         return ""
     objects, fourth = values[:, :3], values[:, 3]
     if not (fourth.min() > objects.max() or fourth.max() < objects.min()):
@@ -388,11 +393,7 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_lin
         try:
             frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, **_CSV)
         except pd.errors.ParserError as exc:
-            found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
-            if not found:
-                raise _unclosed_quote_error(exc, path, line) or InvalidComparisonsError(
-                    f"{path}: cannot parse: {exc}") from None
-            raise _width_error(path, line + int(found[2]) - 1, int(found[3]), len(names), header_line) from None
+            raise table_parse_error(exc, path, line, header_line, len(names)) from None
     for warning in caught:
         if "does not match length of data" in str(warning.message):  # the first row is too wide
             first = pd.read_csv(io.StringIO(block.split("\n", 1)[0]), sep=sep, header=None, **_CSV)
@@ -401,18 +402,26 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_lin
     return frame
 
 
-def _unclosed_quote_error(exc: Exception, path: Path, line: int) -> InvalidComparisonsError | None:
-    """pandas' "EOF inside string starting at row N" as the file line where the quote opens (rows of text
-    whose first is file line ``line``), or None for another parse error."""
-    found = re.search(r"EOF inside string starting at row (\d+)", str(exc))
-    if not found:
-        return None
-    return InvalidComparisonsError(f"{path} line {line + int(found[1])}: a quote mark (\") opens a field that does "
-                                   "not close (a stray quote mark? one inside a name is written twice, \"\")")
+def table_parse_error(exc: Exception, path: Path, line: int, header_line: int = 1, expected: int | None = None,
+                      comparisons: bool = True) -> InvalidComparisonsError:
+    """pandas' ``ParserError`` on a text whose first line is file line ``line`` as one line naming the file line:
+    a row wider than ``expected`` fields (pandas' count if None; those of line ``header_line``), a quote mark that
+    never closes, or pandas' own words.  ``comparisons``: a table of comparisons, where rows of 3 and 4 fields are
+    triplets and quadruplets mixed (not so in a names or labels table)."""
+    wide = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+    if wide:
+        return _width_error(path, line + int(wide[2]) - 1, int(wide[3]), int(wide[1]) if expected is None else expected,
+                            header_line, comparisons)
+    quote = re.search(r"EOF inside string starting at row (\d+)", str(exc))
+    if quote:
+        return InvalidComparisonsError(f"{path} line {line + int(quote[1])}: a quote mark (\") opens a field that "
+                                       "does not close (a stray quote mark? one inside a name is written twice, \"\")")
+    return InvalidComparisonsError(f"{path}: cannot parse: {str(exc).strip()}")
 
 
-def _width_error(path: Path, line: int, saw: int, expected: int, header_line: int = 1) -> InvalidComparisonsError:
-    mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if {expected, saw} == {3, 4} else ""
+def _width_error(path: Path, line: int, saw: int, expected: int, header_line: int = 1,
+                 comparisons: bool = True) -> InvalidComparisonsError:
+    mixed = ": triplets (3) and quadruplets (4) cannot be mixed" if comparisons and {expected, saw} == {3, 4} else ""
     return InvalidComparisonsError(f"{path} line {line}: has {saw} fields but line {header_line} has {expected}{mixed}")
 
 
@@ -421,8 +430,7 @@ def _header_names(first: str, sep: str, path: Path, line: int) -> list:
     try:
         return list(pd.read_csv(io.StringIO(first), sep=sep, nrows=0, **_CSV).columns)
     except pd.errors.ParserError as exc:
-        raise _unclosed_quote_error(exc, path, line) or InvalidComparisonsError(
-            f"{path} line {line}: cannot parse the header: {exc}") from None
+        raise table_parse_error(exc, path, line, line) from None
 
 
 def _text_frames(path: Path, columns, encoding: str):
