@@ -32,6 +32,17 @@ GOOD = csv(triplets(range(6)))
 HEAD = "anchor,closer,farther\n0,1,2\n1,2,3\n2,3,4\n"
 
 
+def tarred(gzip=False):
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz" if gzip else "w") as archive:
+        info = tarfile.TarInfo("votes.csv")
+        info.size = len(HEAD)
+        archive.addfile(info, io.BytesIO(HEAD.encode()))
+    return buffer.getvalue()
+
+
 def zipped(*members):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -114,6 +125,13 @@ CASES = [
     ("unknown encoding", {"v.csv": HEAD}, ["--encoding", "klingon"], ("error", ["v.csv", "unknown encoding 'klingon'"])),
     ("corrupt gzip", {"v.csv.gz": b"not gzip"}, [], ("error", ["v.csv.gz", "not a readable .gz file"])),
     ("zip with two files", {"v.zip": zipped("a.csv", "b.csv")}, [], ("error", ["v.zip", "exactly one file"])),
+    # archives and compressions roembed does not open: named, not "a binary file" or "not utf-8 text"
+    ("tar.gz", {"v.tar.gz": tarred(gzip=True)}, [], ("error", ["v.tar.gz", "a tar archive: extract the file first"])),
+    ("tar", {"v.tar": tarred()}, [], ("error", ["v.tar", "a tar archive: extract the file first"])),
+    ("zstd", {"v.csv.zst": b"\x28\xb5\x2f\xfd\x04\x58\x45\x00\x00\x10\xff\x00"}, [],
+     ("error", ["v.csv.zst", "Zstandard-compressed (.zst): decompress it first"])),
+    ("7-zip", {"v.7z": b"7z\xbc\xaf\x27\x1c\x00\x04\x8d\x9b\xd5\x0f"}, [], ("error", ["v.7z", "a 7-Zip archive"])),
+    ("not feather", {"v.feather": HEAD}, [], ("error", ["v.feather", "not a Feather/Arrow file"])),
     ("second file bad", {"a.csv": HEAD, "b.csv": HEAD + "4,4,1\n"}, [], ("error", ["b.csv line 5", "repeats"])),
     ("files with other columns", {"a.csv": HEAD, "b.csv": "anchor,closer,farther,weight\n0,1,2,1\n"}, [],
      ("error", ["b.csv line 1", "differ from those of"])),

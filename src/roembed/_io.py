@@ -185,15 +185,20 @@ class OutputSet:
             self.discard()
 
 
+_WEB = re.compile(r"([a-z][a-z0-9+.-]+):/+", re.IGNORECASE)
+
+
 def missing_file(path) -> str:
-    """Why ``path`` cannot be opened, for a file that does not exist: a web address (which ``Path`` has turned
-    into ``https:/host/...``) is named as one, since roembed never downloads; a pattern (``day*.csv``, which
-    a shell leaves as it is when nothing matches and Python never expands) as one."""
-    if re.match(r"[a-z][a-z0-9+.-]+:/", str(path), re.IGNORECASE):
-        return "a web address: roembed reads files on this machine only (download it first)"
+    """``"<path>: <why>"`` for a file that does not exist: a web address (which ``Path`` has turned into
+    ``https:/host/...``; shown as typed) is named as one, since roembed never downloads; a pattern
+    (``day*.csv``, which a shell leaves as it is when nothing matches and Python never expands) as one."""
+    web = _WEB.match(str(path))
+    if web:
+        return (f"{web[1]}://{str(path)[web.end():]}: a web address: roembed reads files on this machine only "
+                "(download it first)")
     if any(c in Path(path).name for c in "*?["):
-        return "no such file, and no file matches it as a pattern (in Python, pass sorted(glob.glob(pattern)))"
-    return "no such file"
+        return f"{path}: no such file, and no file matches it as a pattern (in Python, pass sorted(glob.glob(pattern)))"
+    return f"{path}: no such file"
 
 
 def run_folder_problem(folder) -> str | None:

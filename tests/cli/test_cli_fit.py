@@ -388,7 +388,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, text, problem):
 def test_bad_options_and_files(files):
     folder, csv, names, labels = files
     one_line_error(run(folder / "missing.csv", "--out", folder / "o"), "missing.csv", "no such file")
-    one_line_error(run("https://example.org/responses.csv", "--out", folder / "o"), "example.org/responses.csv",
+    one_line_error(run("https://example.org/responses.csv", "--out", folder / "o"), "https://example.org/responses.csv",
                    "a web address: roembed reads files on this machine only (download it first)")
     one_line_error(run(folder / "day*.csv", "--out", folder / "o"), "day*.csv",  # the shell left it: no match
                    "no such file, and no file matches it as a pattern")

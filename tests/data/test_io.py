@@ -376,9 +376,10 @@ def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):
     pd.DataFrame({"head": [0], "left": [1], "right": [2], "winner": [1], "puid": ["u"]}).to_parquet(path)
     c = read_comparisons(path)
     assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names is None
-    with pytest.raises(FileNotFoundError, match="no such file: .*missing.csv"):
+    with pytest.raises(FileNotFoundError, match="missing.csv: no such file$"):
         read_comparisons(tmp_path / "missing.csv")
-    with pytest.raises(FileNotFoundError, match="a web address: roembed reads files on this machine only"):
+    with pytest.raises(FileNotFoundError, match="^https://example.org/responses.csv: a web address: roembed reads "
+                                                "files on this machine only"):
         read_comparisons("https://example.org/responses.csv")  # never downloaded
     (tmp_path / "day1.csv").write_text("anchor,closer,farther\n0,1,2\n")
     with pytest.raises(FileNotFoundError, match=r"no file matches it as a pattern .*sorted\(glob.glob"):

@@ -208,6 +208,48 @@ def test_numpy_files_hold_one_array_of_indices_or_names(tmp_path):
         read_comparisons(tmp_path / "text.npy")
 
 
+def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, monkeypatch):
+    """``df.to_feather(path)`` was "a binary file, not text"; Feather (both versions) and Arrow IPC files read
+    as the frame they hold, record batch by record batch, rows counted from 0 as Parquet's."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from pyarrow import feather
+
+    import roembed.data.io as rio
+
+    frame = pd.DataFrame({"head": ["ant", "bee", "cat", "ant"], "left": ["bee", "cat", "ant", "cat"],
+                          "right": ["cat", "ant", "bee", "bee"], "winner": ["bee", "ant", "bee", "cat"],
+                          "puid": ["u1", "u1", "u2", "u2"]})
+    expected = read_comparisons(_csv(tmp_path, frame))
+    frame.to_feather(tmp_path / "v.feather")
+    feather.write_feather(frame, tmp_path / "v.arrow", compression="lz4", chunksize=3)  # two record batches
+    with warnings.catch_warnings():  # pyarrow 25 deprecates version 1
+        warnings.simplefilter("ignore", DeprecationWarning)
+        feather.write_feather(frame, tmp_path / "v1.feather", version=1)
+    for name in ("v.feather", "v.arrow", "v1.feather"):
+        got = read_comparisons(tmp_path / name)
+        assert got.object_names == expected.object_names
+        np.testing.assert_array_equal(got.annotator, expected.annotator)
+        np.testing.assert_array_equal(got.triplets, expected.triplets)
+    monkeypatch.setattr(rio, "CHUNK_ROWS", 1)  # version 1 cut into batches too
+    np.testing.assert_array_equal(read_comparisons(tmp_path / "v1.feather").triplets, expected.triplets)
+    bad = frame.assign(winner=["bee", "ant", "dog", "cat"])  # row 2: the winner is not shown
+    feather.write_feather(bad, tmp_path / "bad.arrow", chunksize=2)  # the bad row in the second batch
+    with pytest.raises(InvalidComparisonsError, match=r"bad.arrow row 2: "):
+        read_comparisons(tmp_path / "bad.arrow")
+    frame.iloc[:0].to_feather(tmp_path / "empty.feather")
+    with pytest.raises(InvalidComparisonsError, match=r"empty.feather: no comparisons"):
+        read_comparisons(tmp_path / "empty.feather")
+    (tmp_path / "text.feather").write_text("head,left,right,winner\n")
+    with pytest.raises(InvalidComparisonsError, match=r"text.feather: not a Feather/Arrow file that pyarrow can read"):
+        read_comparisons(tmp_path / "text.feather")
+
+
+def _csv(folder, frame):
+    frame.to_csv(folder / "v.csv", index=False)
+    return folder / "v.csv"
+
+
 def test_a_matlab_file_without_one_array_of_comparisons_says_what_it_holds(tmp_path):
     from scipy.io import savemat
 

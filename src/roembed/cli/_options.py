@@ -77,7 +77,7 @@ def check_input_file(path: Path | None) -> None:
         raise BadInput(f"{path}: is a folder, not a file (several files are read as one: roembed fit "
                        f"{path / '*.csv'} ...)")
     if not path.exists():
-        raise BadInput(f"{path}: {missing_file(path)}")
+        raise BadInput(missing_file(path))
 
 
 def input_paths(comparisons: tuple[Path, ...], names, labels, test_file) -> tuple:

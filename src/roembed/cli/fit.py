@@ -87,7 +87,7 @@ from ._options import METHODS, DimensionType, JobsType, input_paths
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors and skipped-row reports.")
 @click.option("--verbose", "-v", is_flag=True, help="Also print the suspect annotators and each reweighting round.")
 def fit(**options):
-    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet, or one array
+    """Learn an embedding from the comparisons in COMPARISONS (CSV/TSV/JSON/Parquet/Feather, or one array
     in .mat/.npy/.npz; several files with the same columns are read as one; .gz, .bz2, .xz and
     one-file .zip work; - reads standard input).
 

@@ -1,5 +1,5 @@
-"""Reading and writing comparison files: CSV/TSV, JSON, Parquet when pyarrow is installed, and one array in a
-MATLAB or NumPy file.
+"""Reading and writing comparison files: CSV/TSV, JSON, Parquet and Feather when pyarrow is installed, and one
+array in a MATLAB or NumPy file.
 
 Columns are recognised by name (see :data:`roembed.data.convert.FORMATS` and
 ``METADATA``).  A file without a header must hold 3 (triplet) or 4 (quadruplet)
@@ -105,7 +105,10 @@ def _text(path: Path, encoding: str):
         raise InvalidComparisonsError(f"{path}: unknown encoding {encoding!r}") from None
     try:
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
-            head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+            head = raw.peek(512)[:512] if hasattr(raw, "peek") else b""
+            foreign = _foreign_archive(head)
+            if foreign:
+                raise InvalidComparisonsError(f"{path}: {foreign}")
             marked = _marked_encoding(head) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
             encoding = marked or encoding
             # newline=None: "\r\n" and a lone "\r" (Excel for Mac's "CSV (Macintosh)") read as "\n"
@@ -113,6 +116,21 @@ def _text(path: Path, encoding: str):
                                    newline=None), name
     except UnicodeDecodeError:
         raise _undecodable(path, encoding) from None
+
+
+#: Archives and compressions roembed does not open, known by their first bytes, and what to do instead.
+_FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it first (zstd -d), or compress with "
+                                   "gzip, bzip2 or xz, which roembed reads",
+            b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: extract the file first",
+            b"Rar!\x1a\x07": "a RAR archive: extract the file first"}
+
+
+def _foreign_archive(head: bytes) -> str | None:
+    """What ``head``, the first bytes of a file (decompressed), says it is when it is an archive or compression
+    roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip, RAR), else None."""
+    if head[257:262] == b"ustar":
+        return "a tar archive: extract the file first (tar -xf), or give the one file inside it"
+    return next((what for magic, what in _FOREIGN.items() if head.startswith(magic)), None)
 
 
 def _marked_encoding(head: bytes) -> str | None:
@@ -151,7 +169,7 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
         spreadsheet = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
             path.suffix.lower(), "")
         return InvalidComparisonsError(f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, "
-                                       f"Parquet, MATLAB .mat and NumPy .npy/.npz{spreadsheet}")
+                                       f"Parquet, Feather, MATLAB .mat and NumPy .npy/.npz{spreadsheet}")
     return InvalidComparisonsError(f"{path} line {line}: not {encoding} text (byte {byte!r}); {advice}")
 
 
@@ -517,6 +535,37 @@ def _parquet_frames(path: Path):
         yield parquet.schema_arrow.empty_table().to_pandas(), RowLocator(str(path))
 
 
+_ARROW = (".feather", ".arrow", ".ipc")
+
+
+def _is_arrow(path: Path) -> bool:
+    return path.suffix.lower() in _ARROW
+
+
+def _arrow_frames(path: Path):
+    """Yields ``(frame, where)`` for each record batch of a Feather or Arrow IPC file (``DataFrame.to_feather``,
+    ``pyarrow.feather.write_feather``; Feather version 1, read whole)."""
+    pa = import_optional("pyarrow", f"{path}: reading Feather/Arrow", "pip install 'roembed[parquet]'")
+    from pyarrow import feather, ipc
+
+    try:
+        reader = ipc.open_file(path)
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        schema = reader.schema
+    except pa.ArrowInvalid:
+        try:  # Feather version 1 has no IPC footer
+            table = feather.read_table(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise InvalidComparisonsError(f"{path}: not a Feather/Arrow file that pyarrow can read ({exc})") from None
+        batches, schema = iter(table.to_batches(max_chunksize=CHUNK_ROWS)), table.schema
+    start = 0
+    for batch in batches:
+        yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
+        start += batch.num_rows
+    if start == 0:  # no rows: its columns still say what it is
+        yield schema.empty_table().to_pandas(), RowLocator(str(path))
+
+
 def _parquet(path: Path):
     pq = import_optional("pyarrow.parquet", f"{path}: reading Parquet", "pip install 'roembed[parquet]'")
     return pq.ParquetFile(path)
@@ -615,13 +664,15 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
 
 
 def _frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet, MATLAB or NumPy file."""
-    if _is_parquet(path) or _is_json(path) or _is_array_file(path):
+    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet, Feather, MATLAB or NumPy file."""
+    if _is_parquet(path) or _is_arrow(path) or _is_json(path) or _is_array_file(path):
         if isinstance(columns, (list, tuple)):
             raise ValueError("a list of column names is only for text files without a header; rename this "
                              "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
         if _is_array_file(path):
             return _array_frames(path)
+        if _is_arrow(path):
+            return _arrow_frames(path)
         return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
     return _text_frames(path, columns, encoding)
 
@@ -701,7 +752,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
                      n_objects: int | None = None, encoding: str = "utf-8", return_report: bool = False,
                      odd_position_base: int = 0, index_base: int = 0):
     """Reads comparisons from a CSV/TSV (separator guessed: tab, comma, semicolon, else spaces), JSON (see
-    :func:`_json_frames`), Parquet, MATLAB (``.mat``) or NumPy (``.npy``, ``.npz``) file (one array of 3 or 4
+    :func:`_json_frames`), Parquet, Feather (Arrow IPC: ``.feather``, ``.arrow``), MATLAB (``.mat``) or NumPy (``.npy``, ``.npz``) file (one array of 3 or 4
     columns; :func:`_array_frames`),
     or from several.
 
@@ -748,7 +799,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
         if p.is_dir():
             raise InvalidComparisonsError(f"{p}: is a folder, not a file")
         if not p.exists():
-            raise FileNotFoundError(f"{missing_file(p)}: {p}")
+            raise FileNotFoundError(missing_file(p))
     _repeated_files(paths)
     if names is not None:
         names = read_names(names)
