@@ -194,6 +194,15 @@ def test_bad_names_and_labels_files_are_named_with_their_line(tmp_path):
         names = tmp_path / "names.txt"
         names.write_text(text)
         one_line_error(run(votes, "--names", names, "--method", "soe", "--out", tmp_path / "no"), *fragments)
+    names.write_text("a\nb\nc\n")  # the objects counted from 1, as THINGS' files and MATLAB's count them
+    votes.write_text("anchor,closer,farther\n" + "1,2,3\n2,3,1\n" * 3)
+    one_line_error(run(votes, "--names", names, "--method", "soe", "--out", tmp_path / "no"),
+                   "votes.csv line 2", "(names were given for 3 objects: indices 0-2; if the file counts objects "
+                   "from 1, read it with --index-base 1 / index_base=1)")
+    assert run(votes, "--names", names, "--index-base", "1", "--method", "soe", "--dim", "1",
+               "--out", tmp_path / "yes").exit_code == 0
+    votes.write_text("anchor,closer,farther\n" + "".join(f"{a},{b},{c}\n" for a, b, c in
+                                                          [(0, 1, 2), (1, 2, 3), (2, 3, 0), (3, 0, 1)] * 3))
     labels = tmp_path / "labels.csv"
     labels.write_text("index0,kind\n0,x\n1,y,z\n")
     one_line_error(run(votes, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),

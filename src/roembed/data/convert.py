@@ -750,9 +750,15 @@ class ComparisonsBuilder:
         problems.flag((ints < 0).any(axis=1), "negative object index")
         bound = self._index_bound()
         if bound is not None:
-            problems.flag((ints >= bound).any(axis=1), "object index out of range " + (
+            out = (ints >= bound).any(axis=1)
+            # one past the last name, never more, and no object 0: a file counting from 1 (MATLAB, THINGS)
+            from_one = (self.ids.given is not None and not self.index_base and out.any()
+                        and ints[out].max() == bound and not (codes == 0).any())
+            problems.flag(out, "object index out of range " + (
                 f"(n_objects={bound})" if self.ids.given is None else
-                f"(names were given for {bound} objects: indices {self.index_base}-{self.index_base + bound - 1})"))
+                f"(names were given for {bound} objects: indices {self.index_base}-{self.index_base + bound - 1}"
+                + (f"; if the file counts objects from 1, read it with --index-base 1 / index_base=1)"
+                   if from_one else ")")))
         position = None
         if lay.kind == "salmon" and tie is None:  # the screen position: 0 left, 1 right (none with ties)
             position = (ints[:, 3] == ints[:, 2]).astype(np.int64)
