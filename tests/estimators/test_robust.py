@@ -198,3 +198,41 @@ def test_cv_bad_candidates(planted):
         RobustOrdinalEmbeddingCV(2, lams=[0.1, -1]).fit(planted.train[:100])
     with pytest.raises(ValueError, match="weighting"):
         RobustOrdinalEmbeddingCV(2, weightings=["vote", "x"]).fit(planted.train[:100])
+
+
+def test_a_stage_that_did_not_converge_is_reported_with_its_own_reason(monkeypatch):
+    """Each stage that stopped short was reported with the *last* stage's solver message, so an early stage cut
+    off by max_iter read "did not converge in 1000 iterations (relative decrease of the objective below tol)"."""
+    import dataclasses
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    import roembed.estimators.robust_fit as robust_fit
+
+    solve, robust = robust_fit.solve, RobustProblem.robust
+    marked = []
+
+    def marked_robust(self, lam):  # the robust stage's objective, known to the solver below
+        objective = robust(self, lam)
+        marked.append(objective)
+        return objective
+
+    def solve_cut_short(objective, distances, X0, **options):
+        result = solve(objective, distances, X0, **options)
+        if any(objective is m for m in marked):
+            result = dataclasses.replace(result, converged=False, message="stopped here by the test")
+        return result
+
+    monkeypatch.setattr(RobustProblem, "robust", marked_robust)
+    monkeypatch.setattr(robust_fit, "solve", solve_cut_short)
+    data = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = RobustOrdinalEmbedding(2, loss="soe", weighting="net", lam=1.0, refine=2.0, n_init=1,
+                                     random_state=0).fit(data.train)
+    said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert said == ["RobustOrdinalEmbedding: the robust stage did not converge in 1000 iterations (stopped here by "
+                    "the test); increase max_iter"], said
+    assert est.chosen_params_["refine"] == 2.0  # a later stage ran, and converged with a message of its own

@@ -495,9 +495,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 plain.n_iter + crowd.n_iter, test.p_value, crowd.gold_error)
 
     def _store_state(self, state: FitState) -> None:
-        for name in state.unconverged:
+        for name, message in state.unconverged:  # each stage's own reason, not the last stage's
             warn(f"{type(self).__name__}: the {name} stage did not converge in {self.max_iter} "
-                 f"iterations ({state.result.message}); increase max_iter", ConvergenceWarning)
+                 f"iterations ({message}); increase max_iter", ConvergenceWarning)
         values = state.restart_objectives
         self.restart_objectives_ = values
         if values is not None and len(values) >= 3:

@@ -249,7 +249,7 @@ class FitState:
     gamma: np.ndarray | None = None
     restart_objectives: np.ndarray | None = None
     restart_converged: np.ndarray | None = None  # whether each start converged within the screen
-    unconverged: tuple = ()
+    unconverged: tuple = ()  # (stage name, its solver's message) of each stage that did not converge
     basins: tuple = ()  # screened maps of other starts' minima, lowest objective first (see distinct_basins)
 
 
@@ -258,7 +258,7 @@ def _solve(state: FitState, objective, settings: RobustSettings, alpha: float, p
     result = solve(objective, problem.distances, state.X, alpha=alpha, **settings.solve)
     return dataclasses.replace(state, X=result.solution, objective=objective, result=result,
                                n_iter=state.n_iter + result.n_iter,
-                               unconverged=state.unconverged + (() if result.converged else (name,)))
+                               unconverged=state.unconverged + (() if result.converged else ((name, result.message),)))
 
 
 def _seed_base(random_state) -> int | None:
@@ -471,7 +471,7 @@ def stage_refine_ensemble(problem: RobustProblem, settings: RobustSettings, stat
         other = stage_refine(problem, dataclasses.replace(settings, refine=settings.refine * multiple), state)
         maps.append(procrustes(first.X, other.X).apply(other.X))
         n_iter += other.n_iter - state.n_iter
-        unconverged += () if other.result.converged else (f"refine (slope x {multiple:g})",)
+        unconverged += () if other.result.converged else ((f"refine (slope x {multiple:g})", other.result.message),)
     X = np.mean(maps, axis=0)
     value = float(first.objective.embedding_value_and_grad(X, problem.distances)[0]) + \
         settings.refine_alpha * float(np.sum(np.square(X)))
