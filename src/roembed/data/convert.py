@@ -757,7 +757,7 @@ class ComparisonsBuilder:
             problems.flag(out, "object index out of range " + (
                 f"(n_objects={bound})" if self.ids.given is None else
                 f"(names were given for {bound} objects: indices {self.index_base}-{self.index_base + bound - 1}"
-                + (f"; if the file counts objects from 1, read it with --index-base 1 / index_base=1)"
+                + ("; if the file counts objects from 1, read it with --index-base 1 / index_base=1)"
                    if from_one else ")")))
         position = None
         if lay.kind == "salmon" and tie is None:  # the screen position: 0 left, 1 right (none with ties)
