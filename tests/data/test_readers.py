@@ -245,6 +245,17 @@ def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, m
         read_comparisons(tmp_path / "text.feather")
 
 
+def test_text_that_happens_to_hold_a_tar_mark_where_tar_keeps_it_is_read_as_text(tmp_path):
+    """A tar archive is known by "ustar" at byte 257; so is a CSV naming "mustard" there, which must still read."""
+    text = "anchor,closer,farther\n" + "ketchup,relish,mayonnaise\n" * 8
+    anchor = "a" * (256 - len(text) - len(",ketchup,relish\n"))  # the next line starts at byte 256
+    text += f"{anchor},ketchup,relish\nmustard,ketchup,relish\n"
+    assert text.encode()[257:262] == b"ustar"
+    (tmp_path / "condiments.csv").write_text(text)
+    got = read_comparisons(tmp_path / "condiments.csv")
+    assert len(got.triplets) == 10 and "mustard" in got.object_names
+
+
 def _csv(folder, frame):
     frame.to_csv(folder / "v.csv", index=False)
     return folder / "v.csv"

@@ -128,7 +128,7 @@ _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it fir
 def _foreign_archive(head: bytes) -> str | None:
     """What ``head``, the first bytes of a file (decompressed), says it is when it is an archive or compression
     roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip, RAR), else None."""
-    if head[257:262] == b"ustar":
+    if head[257:262] == b"ustar" and b"\x00" in head[:100]:  # a NUL-padded name field: not text with "mustard"
         return "a tar archive: extract the file first (tar -xf), or give the one file inside it"
     return next((what for magic, what in _FOREIGN.items() if head.startswith(magic)), None)
 
