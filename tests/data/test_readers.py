@@ -209,8 +209,8 @@ def test_numpy_files_hold_one_array_of_indices_or_names(tmp_path):
 
 
 def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, monkeypatch):
-    """``df.to_feather(path)`` was "a binary file, not text"; Feather (both versions) and Arrow IPC files read
-    as the frame they hold, record batch by record batch, rows counted from 0 as Parquet's."""
+    """``df.to_feather(path)`` was "a binary file, not text"; Feather (both versions) and Arrow IPC files (file
+    or stream format) read as the frame they hold, record batch by record batch, rows counted from 0 as Parquet's."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     from pyarrow import feather
@@ -226,7 +226,12 @@ def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, m
     with warnings.catch_warnings():  # pyarrow 25 deprecates version 1
         warnings.simplefilter("ignore", DeprecationWarning)
         feather.write_feather(frame, tmp_path / "v1.feather", version=1)
-    for name in ("v.feather", "v.arrow", "v1.feather"):
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with pa.OSFile(str(tmp_path / "stream.arrow"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table, max_chunksize=3)  # the IPC stream format, two batches
+    for name in ("v.feather", "v.arrow", "v1.feather", "stream.arrow"):
         got = read_comparisons(tmp_path / name)
         assert got.object_names == expected.object_names
         np.testing.assert_array_equal(got.annotator, expected.annotator)

@@ -542,22 +542,33 @@ def _is_arrow(path: Path) -> bool:
     return path.suffix.lower() in _ARROW
 
 
-def _arrow_frames(path: Path):
-    """Yields ``(frame, where)`` for each record batch of a Feather or Arrow IPC file (``DataFrame.to_feather``,
-    ``pyarrow.feather.write_feather``; Feather version 1, read whole)."""
+def _arrow_batches(path: Path):
+    """``(batches, schema)`` of a Feather or Arrow IPC file: the IPC file format (Feather version 2), else the IPC
+    stream format (``pyarrow.ipc.new_stream``), else Feather version 1 (read whole, cut into :data:`CHUNK_ROWS`)."""
     pa = import_optional("pyarrow", f"{path}: reading Feather/Arrow", "pip install 'roembed[parquet]'")
     from pyarrow import feather, ipc
 
     try:
         reader = ipc.open_file(path)
-        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-        schema = reader.schema
+        return (reader.get_batch(i) for i in range(reader.num_record_batches)), reader.schema
     except pa.ArrowInvalid:
-        try:  # Feather version 1 has no IPC footer
-            table = feather.read_table(path)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise InvalidComparisonsError(f"{path}: not a Feather/Arrow file that pyarrow can read ({exc})") from None
-        batches, schema = iter(table.to_batches(max_chunksize=CHUNK_ROWS)), table.schema
+        pass
+    try:
+        reader = ipc.open_stream(pa.memory_map(str(path)))
+        return iter(reader), reader.schema
+    except pa.ArrowInvalid:
+        pass
+    try:
+        table = feather.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise InvalidComparisonsError(f"{path}: not a Feather/Arrow file that pyarrow can read ({exc})") from None
+    return iter(table.to_batches(max_chunksize=CHUNK_ROWS)), table.schema
+
+
+def _arrow_frames(path: Path):
+    """Yields ``(frame, where)`` for each record batch of a Feather or Arrow IPC file (``DataFrame.to_feather``,
+    ``pyarrow.feather.write_feather``, an IPC stream; :func:`_arrow_batches`)."""
+    batches, schema = _arrow_batches(path)
     start = 0
     for batch in batches:
         yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
