@@ -132,6 +132,7 @@ CASES = [
      ("error", ["v.csv.zst", "Zstandard-compressed (.zst): decompress it first"])),
     ("7-zip", {"v.7z": b"7z\xbc\xaf\x27\x1c\x00\x04\x8d\x9b\xd5\x0f"}, [], ("error", ["v.7z", "a 7-Zip archive"])),
     ("not feather", {"v.feather": HEAD}, [], ("error", ["v.feather", "not a Feather/Arrow file"])),
+    ("not parquet", {"v.parquet": HEAD}, [], ("error", ["v.parquet: not a Parquet file that pyarrow can read"])),
     ("second file bad", {"a.csv": HEAD, "b.csv": HEAD + "4,4,1\n"}, [], ("error", ["b.csv line 5", "repeats"])),
     ("files with other columns", {"a.csv": HEAD, "b.csv": "anchor,closer,farther,weight\n0,1,2,1\n"}, [],
      ("error", ["b.csv line 1", "differ from those of"])),

@@ -242,6 +242,10 @@ def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, m
     feather.write_feather(bad, tmp_path / "bad.arrow", chunksize=2)  # the bad row in the second batch
     with pytest.raises(InvalidComparisonsError, match=r"bad.arrow row 2: "):
         read_comparisons(tmp_path / "bad.arrow")
+    whole = (tmp_path / "stream.arrow").read_bytes()
+    (tmp_path / "cut.arrow").write_bytes(whole[:-40])  # a download that broke off in the second batch
+    with pytest.raises(InvalidComparisonsError, match=r"cut.arrow row 3: a damaged Feather/Arrow file"):
+        read_comparisons(tmp_path / "cut.arrow")
     frame.iloc[:0].to_feather(tmp_path / "empty.feather")
     with pytest.raises(InvalidComparisonsError, match=r"empty.feather: no comparisons"):
         read_comparisons(tmp_path / "empty.feather")

@@ -527,12 +527,24 @@ def _other_header_error(frame: pd.DataFrame, path: Path, first: str, columns, nu
 def _parquet_frames(path: Path):
     """Yields ``(frame, where)`` for each batch of :data:`CHUNK_ROWS` rows of a Parquet file."""
     parquet = _parquet(path)
+    return _batch_frames(path, "Parquet", parquet.iter_batches(batch_size=CHUNK_ROWS), parquet.schema_arrow)
+
+
+def _batch_frames(path: Path, kind: str, batches, schema):
+    """Yields ``(frame, where)`` for each pyarrow record batch of ``batches``, rows counted from 0 (an empty file
+    gives its columns, which still say what it is); a file that breaks off is an error naming it."""
+    import pyarrow as pa
+
     start = 0
-    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
-        yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
-        start += batch.num_rows
-    if start == 0:  # no rows: its columns still say what it is
-        yield parquet.schema_arrow.empty_table().to_pandas(), RowLocator(str(path))
+    try:
+        for batch in batches:
+            yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
+            start += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidComparisonsError(f"{path} row {start}: a damaged {kind} file, unreadable from here on "
+                                      f"({exc})") from None
+    if start == 0:
+        yield schema.empty_table().to_pandas(), RowLocator(str(path))
 
 
 _ARROW = (".feather", ".arrow", ".ipc")
@@ -568,18 +580,17 @@ def _arrow_batches(path: Path):
 def _arrow_frames(path: Path):
     """Yields ``(frame, where)`` for each record batch of a Feather or Arrow IPC file (``DataFrame.to_feather``,
     ``pyarrow.feather.write_feather``, an IPC stream; :func:`_arrow_batches`)."""
-    batches, schema = _arrow_batches(path)
-    start = 0
-    for batch in batches:
-        yield batch.to_pandas(), RowLocator(f"{path} row", lines=np.arange(start, start + batch.num_rows))
-        start += batch.num_rows
-    if start == 0:  # no rows: its columns still say what it is
-        yield schema.empty_table().to_pandas(), RowLocator(str(path))
+    return _batch_frames(path, "Feather/Arrow", *_arrow_batches(path))
 
 
 def _parquet(path: Path):
     pq = import_optional("pyarrow.parquet", f"{path}: reading Parquet", "pip install 'roembed[parquet]'")
-    return pq.ParquetFile(path)
+    import pyarrow as pa
+
+    try:
+        return pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:  # pyarrow's words did not name the file
+        raise InvalidComparisonsError(f"{path}: not a Parquet file that pyarrow can read ({exc})") from None
 
 
 def _stored(path: Path) -> dict:
