@@ -122,12 +122,19 @@ def _text(path: Path, encoding: str):
 _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it first (zstd -d), or compress with "
                                    "gzip, bzip2 or xz, which roembed reads",
             b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: extract the file first",
-            b"Rar!\x1a\x07": "a RAR archive: extract the file first"}
+            b"Rar!\x1a\x07": "a RAR archive: extract the file first",
+            b"\x89HDF\r\n\x1a\n": "an HDF5 file (older psiz versions and MATLAB v7.3 save these), which roembed does not read: "
+                                  "write the comparisons as CSV or Parquet",
+            b"SQLite format 3\x00": "an SQLite database: export the table of comparisons as CSV "
+                                    "(sqlite3 -header -csv FILE 'select * from TABLE' > votes.csv)",
+            **{b"\x80" + bytes([protocol]): "a Python pickle, which roembed never loads (loading one can run code): "
+               "save the table with DataFrame.to_csv or to_parquet" for protocol in range(2, 6)}}
 
 
 def _foreign_archive(head: bytes) -> str | None:
     """What ``head``, the first bytes of a file (decompressed), says it is when it is an archive or compression
-    roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip, RAR), else None."""
+    roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip, RAR, HDF5, SQLite, a pickle),
+    else None."""
     if head[257:262] == b"ustar" and b"\x00" in head[:100]:  # a NUL-padded name field: not text with "mustard"
         return "a tar archive: extract the file first (tar -xf), or give the one file inside it"
     return next((what for magic, what in _FOREIGN.items() if head.startswith(magic)), None)
