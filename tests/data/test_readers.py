@@ -204,8 +204,9 @@ def test_numpy_files_hold_one_array_of_indices_or_names(tmp_path):
                                                       r"without pickle"):
         read_comparisons(tmp_path / "objects.npy")
     (tmp_path / "text.npy").write_text("0,1,2\n")
-    with pytest.raises(InvalidComparisonsError, match=r"text.npy: not a NumPy file"):
-        read_comparisons(tmp_path / "text.npy")
+    with pytest.raises(InvalidComparisonsError, match=r"text.npy: not a NumPy file \(no .npy or .npz header\) "
+                                                      r"\(it starts as text: name it .csv\)$"):
+        read_comparisons(tmp_path / "text.npy")  # numpy.load called it "pickled (object) data"
 
 
 def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, monkeypatch):

@@ -730,6 +730,11 @@ def _mat_variables(path: Path) -> dict:
 
 def _numpy_variables(path: Path) -> dict:
     """The arrays of a NumPy file: ``{"": array}`` for ``.npy``, the named arrays of ``.npz`` (never unpickled)."""
+    with open(path, "rb") as stream:
+        head = stream.read(6)
+    if not head.startswith((b"\x93NUMPY", b"PK\x03\x04")):  # numpy.load would call it a pickle
+        text = " (it starts as text: name it .csv)" if head and all(32 <= b < 127 or b in b"\t\r\n" for b in head) else ""
+        raise InvalidComparisonsError(f"{path}: not a NumPy file (no .npy or .npz header){text}")
     try:
         loaded = np.load(path, allow_pickle=False)
         if isinstance(loaded, np.ndarray):
