@@ -266,6 +266,16 @@ def test_text_that_happens_to_hold_a_tar_mark_where_tar_keeps_it_is_read_as_text
     assert len(got.triplets) == 10 and "mustard" in got.object_names
 
 
+def test_a_text_header_that_starts_like_a_binary_format_is_read_as_text(tmp_path):
+    """Parquet files start with "PAR1"; a CSV whose first column is named PAR1 is text all the same."""
+    (tmp_path / "v.csv").write_text("PAR1,closer,farther\n0,1,2\n1,2,0\n")
+    with pytest.raises(InvalidComparisonsError) as info:
+        read_comparisons(tmp_path / "v.csv")
+    assert "Parquet" not in str(info.value) and "unknown columns" in str(info.value)
+    got = read_comparisons(tmp_path / "v.csv", columns={"PAR1": "anchor"})
+    assert got.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+
+
 def _csv(folder, frame):
     frame.to_csv(folder / "v.csv", index=False)
     return folder / "v.csv"

@@ -106,7 +106,7 @@ def _text(path: Path, encoding: str):
     try:
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
             head = raw.peek(512)[:512] if hasattr(raw, "peek") else b""
-            foreign = _foreign_archive(head)
+            foreign = _foreign_archive(head, name)
             if foreign:
                 raise InvalidComparisonsError(f"{path}: {foreign}")
             marked = _marked_encoding(head) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
@@ -118,6 +118,7 @@ def _text(path: Path, encoding: str):
         raise _undecodable(path, encoding) from None
 
 
+_SPREADSHEETS = (".xlsx", ".xls", ".ods")
 #: Archives and compressions roembed does not open, known by their first bytes, and what to do instead.
 _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it first (zstd -d), or compress with "
                                    "gzip, bzip2 or xz, which roembed reads",
@@ -131,12 +132,19 @@ _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it fir
                "save the table with DataFrame.to_csv or to_parquet" for protocol in range(2, 6)}}
 
 
-def _foreign_archive(head: bytes) -> str | None:
-    """What ``head``, the first bytes of a file (decompressed), says it is when it is an archive or compression
-    roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip, RAR, HDF5, SQLite, a pickle),
-    else None."""
+def _foreign_archive(head: bytes, name: Path) -> str | None:
+    """What ``head``, the first bytes of a file (decompressed) read as text under ``name``, says it is when it is
+    no text: an archive or compression roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip,
+    RAR, HDF5, SQLite, a pickle), or a Parquet, Feather or zip file under another name; else None."""
     if head[257:262] == b"ustar" and b"\x00" in head[:100]:  # a NUL-padded name field: not text with "mustard"
         return "a tar archive: extract the file first (tar -xf), or give the one file inside it"
+    if head.startswith(b"PAR1") and b"\x00" in head:  # binary, not a header line "PAR1,PAR2"
+        return "a Parquet file under another name: name it .parquet"
+    if head.startswith(b"ARROW1\x00"):
+        return "a Feather/Arrow file under another name: name it .feather"
+    if head.startswith(b"PK\x03\x04") and name.suffix.lower() not in _SPREADSHEETS:
+        return ("a zip archive under another name: name it .zip (it must hold the one comparisons file), or, "
+                "for a spreadsheet (.xlsx is a zip too), save the sheet as CSV")
     return next((what for magic, what in _FOREIGN.items() if head.startswith(magic)), None)
 
 
@@ -173,8 +181,7 @@ def _undecodable(path: Path, encoding: str) -> InvalidComparisonsError:
                 return InvalidComparisonsError(f"{path}: not {encoding} text")
             newlines += _line_breaks(block)
     if b"\x00" in data:  # no text encoding fixes a binary file
-        spreadsheet = dict.fromkeys((".xlsx", ".xls", ".ods"), " (a spreadsheet: save it as CSV)").get(
-            path.suffix.lower(), "")
+        spreadsheet = dict.fromkeys(_SPREADSHEETS, " (a spreadsheet: save it as CSV)").get(path.suffix.lower(), "")
         return InvalidComparisonsError(f"{path} line {line}: a binary file, not text: roembed reads CSV/TSV, JSON, "
                                        f"Parquet, Feather, MATLAB .mat and NumPy .npy/.npz{spreadsheet}")
     return InvalidComparisonsError(f"{path} line {line}: not {encoding} text (byte {byte!r}); {advice}")
@@ -463,6 +470,9 @@ def _text_frames(path: Path, columns, encoding: str):
     ``where`` names the file's lines (counted from the file's first, before any comments or ``sep=`` line)."""
     with _text(path, encoding) as (fh, name):
         first, sep, commented, skipped = _preamble(fh, name)
+        if not skipped and re.match(r"\s*(\[\s*\{|\{\s*\"|[\[{]\s*$)", first):  # [{"a": ...  {"answers": ...
+            raise InvalidComparisonsError(f"{path} line 1: JSON under another name (it starts with "
+                                          f"{first.strip()[:2]!r}): name it .json, or .jsonl for one record a line")
         if commented is not None and columns is None:  # numpy.savetxt's header, "# anchor,closer,farther"
             columns = commented
         try:
