@@ -106,7 +106,7 @@ def _text(path: Path, encoding: str):
     try:
         with _binary(path) as (raw, name):  # utf-8-sig: utf-8 that drops a leading byte-order mark
             head = raw.peek(512)[:512] if hasattr(raw, "peek") else b""
-            foreign = _foreign_archive(head, name)
+            foreign = _binary_format(head, name)
             if foreign:
                 raise InvalidComparisonsError(f"{path}: {foreign}")
             marked = _marked_encoding(head) if codec == "utf-8" else None  # Excel's "Unicode text": utf-16
@@ -124,15 +124,15 @@ _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it fir
                                    "gzip, bzip2 or xz, which roembed reads",
             b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: extract the file first",
             b"Rar!\x1a\x07": "a RAR archive: extract the file first",
-            b"\x89HDF\r\n\x1a\n": "an HDF5 file (older psiz versions and MATLAB v7.3 save these), which roembed does not read: "
-                                  "write the comparisons as CSV or Parquet",
+            b"\x89HDF\r\n\x1a\n": "an HDF5 file (older psiz versions and MATLAB v7.3 save these), which roembed "
+                                  "does not read: write the comparisons as CSV or Parquet",
             b"SQLite format 3\x00": "an SQLite database: export the table of comparisons as CSV "
                                     "(sqlite3 -header -csv FILE 'select * from TABLE' > votes.csv)",
             **{b"\x80" + bytes([protocol]): "a Python pickle, which roembed never loads (loading one can run code): "
                "save the table with DataFrame.to_csv or to_parquet" for protocol in range(2, 6)}}
 
 
-def _foreign_archive(head: bytes, name: Path) -> str | None:
+def _binary_format(head: bytes, name: Path) -> str | None:
     """What ``head``, the first bytes of a file (decompressed) read as text under ``name``, says it is when it is
     no text: an archive or compression roembed cannot read (a tar archive, ``.tar.gz`` included; Zstandard, 7-Zip,
     RAR, HDF5, SQLite, a pickle), or a Parquet, Feather or zip file under another name; else None."""
@@ -743,8 +743,9 @@ def _numpy_variables(path: Path) -> dict:
     with open(path, "rb") as stream:
         head = stream.read(6)
     if not head.startswith((b"\x93NUMPY", b"PK\x03\x04")):  # numpy.load would call it a pickle
-        text = " (it starts as text: name it .csv)" if head and all(32 <= b < 127 or b in b"\t\r\n" for b in head) else ""
-        raise InvalidComparisonsError(f"{path}: not a NumPy file (no .npy or .npz header){text}")
+        looks_text = bool(head) and all(32 <= b < 127 or b in b"\t\r\n" for b in head)
+        hint = " (it starts as text: name it .csv)" if looks_text else ""
+        raise InvalidComparisonsError(f"{path}: not a NumPy file (no .npy or .npz header){hint}")
     try:
         loaded = np.load(path, allow_pickle=False)
         if isinstance(loaded, np.ndarray):
