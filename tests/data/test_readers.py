@@ -213,7 +213,7 @@ def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, m
     """``df.to_feather(path)`` was "a binary file, not text"; Feather (both versions) and Arrow IPC files (file
     or stream format) read as the frame they hold, record batch by record batch, rows counted from 0 as Parquet's."""
     pd = pytest.importorskip("pandas")
-    pytest.importorskip("pyarrow")
+    pa = pytest.importorskip("pyarrow")
     from pyarrow import feather
 
     import roembed.data.io as rio
@@ -227,8 +227,6 @@ def test_feather_and_arrow_files_read_as_their_frames_batch_by_batch(tmp_path, m
     with warnings.catch_warnings():  # pyarrow 25 deprecates version 1
         warnings.simplefilter("ignore", DeprecationWarning)
         feather.write_feather(frame, tmp_path / "v1.feather", version=1)
-    import pyarrow as pa
-
     table = pa.Table.from_pandas(frame, preserve_index=False)
     with pa.OSFile(str(tmp_path / "stream.arrow"), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as stream:
         stream.write_table(table, max_chunksize=3)  # the IPC stream format, two batches
