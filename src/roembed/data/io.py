@@ -22,6 +22,7 @@ import re
 import warnings
 import zipfile
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -567,10 +568,6 @@ def _batch_frames(path: Path, kind: str, batches, schema):
 _ARROW = (".feather", ".arrow", ".ipc")
 
 
-def _is_arrow(path: Path) -> bool:
-    return path.suffix.lower() in _ARROW
-
-
 def _arrow_batches(path: Path):
     """``(batches, schema)`` of a Feather or Arrow IPC file: the IPC file format (Feather version 2), else the IPC
     stream format (``pyarrow.ipc.new_stream``), else Feather version 1 (read whole, cut into :data:`CHUNK_ROWS`)."""
@@ -703,25 +700,21 @@ def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
 
 
 def _frames(path: Path, columns, encoding: str):
-    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet, Feather, MATLAB or NumPy file."""
-    if _is_parquet(path) or _is_arrow(path) or _is_json(path) or _is_array_file(path):
-        if isinstance(columns, (list, tuple)):
-            raise ValueError("a list of column names is only for text files without a header; rename this "
-                             "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
-        if _is_array_file(path):
-            return _array_frames(path)
-        if _is_arrow(path):
-            return _arrow_frames(path)
-        return _parquet_frames(path) if _is_parquet(path) else _json_frames(path, encoding)
-    return _text_frames(path, columns, encoding)
+    """Yields ``(frame, where)`` chunk by chunk, for a text, JSON, Parquet, Feather, MATLAB or NumPy file: the
+    reader is chosen by the file's suffix (:data:`_TABLE_READERS`, JSON also compressed), text otherwise."""
+    reader = _TABLE_READERS.get(path.suffix.lower())
+    if reader is None and _is_json(path):
+        reader = partial(_json_frames, encoding=encoding)
+    if reader is None:
+        return _text_frames(path, columns, encoding)
+    if isinstance(columns, (list, tuple)):
+        raise ValueError("a list of column names is only for text files without a header; rename this "
+                         "file's columns instead (roembed fit --columns old=new,...; a dict in Python)")
+    return reader(path)
 
 
 _ARRAY_COLUMNS = {3: ["i", "j", "k"], 4: ["i", "j", "l", "k"]}
 _ARRAY_FILES = (".mat", ".npy", ".npz")
-
-
-def _is_array_file(path: Path) -> bool:
-    return path.suffix.lower() in _ARRAY_FILES
 
 
 def _mat_variables(path: Path) -> dict:
@@ -781,6 +774,11 @@ def _array_frames(path: Path):
                         columns=_ARRAY_COLUMNS[array.shape[1]]),
            RowLocator(f"{path} {name} row" if name else f"{path} row",
                       lines=np.arange(first_row, first_row + len(array))))
+
+
+#: The readers of files that are no text, by suffix (``_is_json`` also reads ``.json.gz``).
+_TABLE_READERS = {**dict.fromkeys(_PARQUET, _parquet_frames), **dict.fromkeys(_ARROW, _arrow_frames),
+                  **dict.fromkeys(_ARRAY_FILES, _array_frames)}
 
 
 def _same_columns(first: tuple[Path, list], path: Path, frame: pd.DataFrame) -> None:
