@@ -90,3 +90,35 @@ def test_a_cells_warnings_are_kept_in_its_record_and_counted_once_at_the_end(tmp
     assert len(lines) == 2 and lines[1].startswith(
         f"warning (2 of 2 cells; their records list it){', e.g.' if len(texts) > 1 else ''}: RuntimeWarning: ")
     assert "UserWarning" not in result.stdout and "warnings.warn" not in result.stderr
+
+
+def test_reproduce_into_a_store_of_another_seed_stops_with_one_line(tmp_path):
+    args = ["reproduce", "synthetic", "--trials", "1", "--models", "vote", "--rates", "0.25", "--methods",
+            "tiny-cli", "--n-test", "500", "--out", str(tmp_path), "--no-progress"]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for other, said in ((["--seed", "3"], "seed 0 there, 3 now"), (["--n-test", "400"], "n_test 500 there, 400 now")):
+        result = CliRunner().invoke(main, args + other)
+        assert result.exit_code == 2, result.output
+        assert said in result.output and len(result.output.strip().splitlines()) == 1
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # tables not rewritten either
+
+
+@pytest.mark.skipif(not MUSIC.is_dir(), reason="music data folder absent")
+def test_the_music_settings_name_the_data_by_content(tmp_path):
+    import shutil
+
+    from roembed.experiments.music import MusicProtocol
+
+    copy, edited = tmp_path / "copy", tmp_path / "edited"
+    for folder in (copy, edited):
+        folder.mkdir()
+        shutil.copy(MUSIC / "artist_names.tsv", folder)
+    shutil.copy(MUSIC / "music_triplets_0based.csv", copy)
+    rows = (MUSIC / "music_triplets_0based.csv").read_text().splitlines(keepends=True)
+    (edited / "music_triplets_0based.csv").write_text("".join(rows[:-1]))
+    original, same, other = (MusicProtocol(str(p)).settings() for p in (MUSIC, copy, edited))
+    assert original == same and len(original["data_sha256"]) == 16
+    assert other["data_sha256"] != original["data_sha256"]
+    assert {k: v for k, v in other.items() if k != "data_sha256"} == {k: v for k, v in original.items()
+                                                                      if k != "data_sha256"}

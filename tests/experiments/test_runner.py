@@ -161,3 +161,49 @@ def test_the_default_method_records_what_it_chose():
     record = run_cell(kit.TINY, cell, 0)
     assert record["status"] == "ok" and record["params"] == {} and record["grid"] == []
     assert set(record["chosen"]) >= {"loss", "weighting", "refine", "alpha"}
+
+
+def test_a_store_of_other_settings_is_refused_not_mixed(tmp_path):
+    """It skipped every stored cell and tabled them as if run now: ``--seed 5`` (or another ``--n-test``) on a
+    store of seed 0 reported seed 0's errors.  Now nothing runs and the store is left as it was."""
+    from dataclasses import replace
+
+    from roembed.experiments.runner import StoreMismatchError
+
+    store = ResultStore(tmp_path / "r.jsonl")
+    args = dict(models=("vote",), rates=(0.25,), trials=1, methods=("tiny",))
+    assert len(_run(store, **args)) == 1
+    before = store.path.read_bytes()
+    assert store.records()[0]["settings"]["n_test"] == kit.TINY.n_test
+    with pytest.raises(StoreMismatchError, match=r"seed 0 there, 5 now"):
+        _run(store, seed=5, **args)
+    with pytest.raises(StoreMismatchError, match=r"n_test 300 there, all now"):
+        run_experiment(replace(kit.TINY, n_test=None), store, progress=False, **args)
+    with pytest.raises(StoreMismatchError, match=r"n_train 150 there, 140 now"):
+        run_experiment(replace(kit.TINY, n_train=140), store, progress=False, trials=2, methods=("tiny",))
+    assert store.path.read_bytes() == before
+    assert _run(store, **args) == [] and len(_run(store, **{**args, "trials": 2})) == 1  # same settings: resumes
+    # another protocol's cells in the same store are no obstacle
+    assert len(run_experiment(replace(kit.TINY, name="other", n_test=None), store, progress=False, **args)) == 1
+
+
+def test_a_store_written_before_settings_were_kept_is_checked_by_its_seed(tmp_path):
+    from dataclasses import replace
+
+    from roembed.experiments.runner import StoreMismatchError
+
+    store = ResultStore(tmp_path / "r.jsonl")
+    _run(store, models=("vote",), rates=(0.25,), trials=1, methods=("tiny",))
+    (old,) = store.records()
+    del old["settings"]
+    store.path.write_text(json.dumps(old) + "\n")
+    args = dict(models=("vote",), rates=(0.25,), trials=1, methods=("tiny",), progress=False)
+    assert run_experiment(replace(kit.TINY, n_test=200), store, **args) == []  # nothing to compare it with
+    with pytest.raises(StoreMismatchError, match="seed 0 there, 1 now"):
+        run_experiment(kit.TINY, store, seed=1, **args)
+
+
+def test_names_given_twice_run_their_cells_once():
+    cells = make_cells(kit.TINY, ("vote", "vote"), (0.0, 0.25, 0.25), 2, ("tiny", "tiny"))
+    assert len(cells) == len(set(cells)) == 2 * 2  # clean and q = 0.25, two trials, one method
+    assert cells == make_cells(kit.TINY, ("vote",), (0.0, 0.25), 2, ("tiny",))

@@ -21,7 +21,8 @@ def _names(text: str | None) -> tuple[str, ...] | None:
 
 def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retry_errors, progress) -> None:
     from ..experiments.report import write_report
-    from ..experiments.runner import METHODS, PAPER_METHODS, ResultStore, available_methods, run_experiment
+    from ..experiments.runner import (METHODS, PAPER_METHODS, ResultStore, StoreMismatchError, available_methods,
+                                      run_experiment)
 
     if methods is None:
         methods = tuple(available_methods(PAPER_METHODS))
@@ -35,8 +36,11 @@ def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retr
         raise click.UsageError("no method to run")
     store = ResultStore(out / "results.jsonl")
     start = time.perf_counter()
-    new = run_experiment(protocol, store, models=models, rates=rates, trials=trials, methods=methods,
-                         n_jobs=n_jobs, seed=seed, progress=progress, retry_errors=retry_errors)
+    try:
+        new = run_experiment(protocol, store, models=models, rates=rates, trials=trials, methods=methods,
+                             n_jobs=n_jobs, seed=seed, progress=progress, retry_errors=retry_errors)
+    except StoreMismatchError as exc:  # it skipped the stored cells and tabled them beside the new ones
+        raise click.UsageError(str(exc)) from None
     wall = time.perf_counter() - start
     failed = [r for r in new if r["status"] != "ok"]
     written = write_report(store, out)

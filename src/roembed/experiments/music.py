@@ -8,6 +8,7 @@ paper's 25% setting); validation and test stay as collected.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +42,13 @@ def _cached_music(path: str) -> Comparisons:
     return read_music(path)
 
 
+@lru_cache(maxsize=4)
+def _fingerprint(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of the music triplets as read (object indices, row order)."""
+    quadruplets = np.ascontiguousarray(_cached_music(path).quadruplets, dtype=np.int64)
+    return hashlib.sha256(quadruplets.tobytes()).hexdigest()[:16]
+
+
 def edge_keys(canonical: np.ndarray, n_objects: int) -> np.ndarray:
     """One integer per canonical quadruplet (exact while ``n_objects**4 < 2**63``)."""
     q = np.asarray(canonical, dtype=np.int64)
@@ -62,6 +70,12 @@ class MusicProtocol:
     def load(self):
         """The music triplets (read once per process); a folder without them raises FileNotFoundError."""
         return _cached_music(str(self.path))
+
+    def settings(self) -> dict:
+        """What fixes a trial's data besides the seed and the cell: the split sizes and the triplets, by content
+        (the same file in another folder resumes a store; an edited one does not)."""
+        return {"n_train": self.n_train, "n_validation": self.n_validation, "n_components": self.n_components,
+                "data_sha256": _fingerprint(str(self.path))}
 
     def draw(self, model: str, rate: float, seed: int) -> Split:
         if model != "flip":

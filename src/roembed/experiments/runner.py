@@ -165,6 +165,16 @@ def method_seed(seed: int, trial: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(trial), 1]).generate_state(1)[0])
 
 
+def protocol_settings(protocol) -> dict:
+    """The protocol's ``settings()`` as JSON gives them back (``{}`` for a protocol without the method)."""
+    own = getattr(protocol, "settings", None)
+    return json.loads(json.dumps(own() if own else {}, default=_json_default))
+
+
+class StoreMismatchError(ValueError):
+    """A result store holds cells of the same protocol run under another seed or other settings."""
+
+
 @lru_cache(maxsize=2)
 def _draw(protocol, model: str, rate: float, seed: int) -> Split:
     return protocol.draw(model, rate, seed)
@@ -205,7 +215,7 @@ def _run_cell(protocol, cell: Cell, seed: int, methods: dict | None) -> dict:
     tseed, mseed = trial_seed(seed, cell.trial), method_seed(seed, cell.trial)
     record = {"key": cell.key, "protocol": cell.protocol, "model": cell.model, "rate": cell.rate,
               "trial": cell.trial, "method": cell.method, "seed": tseed, "method_seed": mseed, "base_seed": seed,
-              "roembed_version": __version__}
+              "roembed_version": __version__, "settings": protocol_settings(protocol)}
     start = time.perf_counter()
     try:
         split = _draw(protocol, cell.model, cell.rate, tseed)
@@ -259,6 +269,22 @@ class ResultStore:
     def done(self, include_errors: bool = False) -> set[str]:
         return {r["key"] for r in self.records() if include_errors or r.get("status") == "ok"}
 
+    def check_settings(self, protocol: str, base_seed: int, settings: dict) -> None:
+        """Raises :class:`StoreMismatchError` when a stored cell of ``protocol`` ran under another base seed or
+        other protocol settings: resuming would skip those cells and mix two experiments in one table.  Records
+        written before the settings were kept are checked by their seed alone."""
+        now = {"seed": int(base_seed), **settings}
+        for record in self.records():
+            if record.get("protocol") != protocol:
+                continue
+            then = {"seed": record.get("base_seed"), **record.get("settings", {})}
+            differ = [k for k in then if k in now and then[k] != now[k]]
+            if differ:
+                said = "; ".join(f"{k} {_setting(then[k])} there, {_setting(now[k])} now" for k in differ)
+                raise StoreMismatchError(
+                    f"{self.path}: its {protocol} cells ran under other settings ({said}); continue it with the "
+                    "same settings, or write to another store (--out)")
+
     def append(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, default=_json_default) + "\n"
@@ -271,6 +297,10 @@ class ResultStore:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
+
+
+def _setting(value) -> str:
+    return "all" if value is None else str(value)  # n_test None: every remaining query
 
 
 def _json_default(obj):
@@ -289,14 +319,18 @@ def make_cells(protocol, models: Sequence[str], rates: Sequence[float], trials: 
     once, under the first model.
     """
     trial_ids = range(trials) if isinstance(trials, int) else trials
-    return [Cell(protocol.name, m, float(r), t, meth)
-            for m in models for r in rates if r > 0 or m == models[0] for t in trial_ids for meth in methods]
+    cells = (Cell(protocol.name, m, float(r), t, meth)
+             for m in models for r in rates if r > 0 or m == models[0] for t in trial_ids for meth in methods)
+    return list(dict.fromkeys(cells))  # a name or rate given twice runs its cells once
 
 
 def run_experiment(protocol, store, *, models: Sequence[str] | None = None, rates: Sequence[float] = (0.0,),
                    trials: int | Sequence[int] = 20, methods: Sequence[str] | None = None, n_jobs: int = 1,
                    seed: int = 0, progress: bool = True, retry_errors: bool = False) -> list[dict]:
     """Runs every cell not yet in ``store`` and returns the new records.
+
+    A store holding cells of ``protocol`` run under another ``seed`` or other protocol settings (``n_test``,
+    the music file) raises :class:`StoreMismatchError` before anything runs.
 
     ``methods=None`` runs the paper's methods that import now.  Records are
     appended as each cell finishes (in completion order), so interrupting the
@@ -311,6 +345,7 @@ def run_experiment(protocol, store, *, models: Sequence[str] | None = None, rate
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
         raise ValueError(f"unknown methods {unknown}; registered: {sorted(METHODS)}")
+    store.check_settings(protocol.name, seed, protocol_settings(protocol))
     cells = make_cells(protocol, models, rates, trials, methods)
     done = store.done(include_errors=not retry_errors)
     todo = [c for c in cells if c.key not in done]
@@ -336,5 +371,5 @@ def run_experiment(protocol, store, *, models: Sequence[str] | None = None, rate
 
 
 __all__ = ["Cell", "LAMBDA_GRID", "METHODS", "MethodSpec", "MusicProtocol", "PAPER_METHODS", "ResultStore",
-           "Split", "SyntheticProtocol", "available_methods", "make_cells", "register_method", "run_cell",
+           "Split", "StoreMismatchError", "SyntheticProtocol", "available_methods", "make_cells", "register_method", "run_cell",
            "run_experiment", "trial_seed", "method_seed"]

@@ -181,6 +181,13 @@ class SyntheticProtocol:
     def n_components(self) -> int:
         return self.dim
 
+    def settings(self) -> dict:
+        """What fixes a trial's data besides the seed and the cell (every field but the name and the models): a
+        result store is resumed only under the same settings (:meth:`ResultStore.check_settings`)."""
+        return {"n_objects": self.n_objects, "dim": self.dim, "n_train": self.n_train,
+                "n_validation": self.n_validation, "n_test": self.n_test, "votes": [int(v) for v in self.votes],
+                "n_annotators": self.n_annotators}
+
     def draw(self, model: str, rate: float, seed: int) -> Split:
         data = make_synthetic(self.n_objects, self.dim, self.n_train, self.n_validation, self.votes, rate, model,
                               self.n_annotators, self.n_test, random_state=seed)
