@@ -348,6 +348,57 @@ def test_bad_folders_get_one_line_and_exit_2(run_folder, tmp_path):
     one_line_error(report(run_folder, "--axes", "one"), "--axes")
 
 
+def test_a_cut_off_or_edited_run_folder_is_named_not_drawn(run_folder, tmp_path):
+    """A comparisons.csv cut short by a copy stopped with numpy's "Cannot cast array data from dtype('float64') to
+    dtype('int64')" (its last line lacked cells); 'nan' as an object id, 1e400 votes or 'maybe' as a flag were
+    drawn (an object at no place, counts cast to garbage, every non-empty flag true); a lost row went unnoticed."""
+    def edited(tag, name, edit):
+        folder = copy_run(run_folder, tmp_path / tag)
+        table = pd.read_csv(folder / name, keep_default_na=False, dtype=str)
+        edit(table)
+        table.to_csv(folder / name, index=False)
+        return report(folder)
+
+    cut = copy_run(run_folder, tmp_path / "cut")
+    text = (cut / "comparisons.csv").read_text()
+    (cut / "comparisons.csv").write_text(text[: len(text) // 2].rstrip("\n")[:-3])
+    one_line_error(report(cut), "comparisons.csv: cut off (it does not end with a line break)")
+    lines = text.splitlines(keepends=True)  # cut after a whole line: the summary's count says so
+    (cut / "comparisons.csv").write_text("".join(lines[:-1]))
+    one_line_error(report(cut), f"comparisons.csv: {len(lines) - 2} comparisons, but summary.json counts "
+                                f"{len(lines) - 1} (edited since the fit?)")
+    for tag, name, column, value, said in (
+            ("id", "embedding.csv", "object", "nan", "line 5: object 'nan' is not a number"),
+            ("votes", "comparisons.csv", "votes", "1e400", "line 5: votes inf is not a whole number"),
+            ("half", "comparisons.csv", "opposing_votes", "2.5", "line 5: opposing_votes 2.5 is not a whole number"),
+            ("empty", "comparisons.csv", "j", "", "line 5: j is missing"),
+            ("gamma", "comparisons.csv", "gamma", "-inf", "line 5: gamma -inf is not a finite number"),
+            ("flag", "comparisons.csv", "flagged", "maybe", "line 5: flagged 'maybe' is not True or False")):
+        one_line_error(edited(tag, name, lambda t: t.loc.__setitem__((3, column), value)), f"{name} {said}")
+    # flags written as 1 / 0 (a spreadsheet's habit) are read as such, and whole numbers written 3.0 as counts
+    folder = copy_run(run_folder, tmp_path / "spreadsheet")
+    table = pd.read_csv(folder / "comparisons.csv")
+    flags = table["flagged"].to_numpy(bool)
+    table.assign(flagged=flags.astype(int), votes=table["votes"].astype(float)).to_csv(folder / "comparisons.csv",
+                                                                                       index=False)
+    data = read_run(folder)
+    assert data.comparisons["flagged"].dtype == bool and (data.comparisons["flagged"].to_numpy() == flags).all()
+    assert data.comparisons["votes"].dtype == np.int64
+    # a summary.json whose input list is empty: the title had IndexError
+    folder = copy_run(run_folder, tmp_path / "noinput")
+    summary = json.loads((folder / "summary.json").read_text())
+    (folder / "summary.json").write_text(json.dumps({**summary, "input": [], "settings": None, "files": None}))
+    assert report(folder).exit_code == 0  # and settings null: the title had AttributeError
+    # entries of another shape: each was a traceback (AttributeError, TypeError) from the page's code
+    for key, value, said in (("settings", [], "settings is a list, not an object"),
+                             ("input", 5, "input is a number, not a text or a list"),
+                             ("files", ["embedding.csv", 1], "files is a list with something other than texts"),
+                             ("warnings", True, "warnings is true or false, not a list"),
+                             ("outliers_by_vote", {"tied": 1}, "outliers_by_vote lacks its counts")):
+        (folder / "summary.json").write_text(json.dumps({**summary, key: value}))
+        one_line_error(report(folder), f"summary.json: {said} (edited since the fit?)")
+
+
 def test_axes_on_a_one_dimensional_run_say_there_is_one_coordinate(tmp_path):
     """At p = 1 the refusal asked for "two different numbers from 1 to 1"."""
     rng = np.random.default_rng(0)

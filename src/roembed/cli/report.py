@@ -151,7 +151,7 @@ def add_to_run(folder: Path, name: str, write) -> Path:
                 except OSError:
                     shutil.copy2(entry, staging / entry.name)
         summary = json.loads((folder / "summary.json").read_text())
-        summary["files"] = sorted(set(summary.get("files", [])) | {name})
+        summary["files"] = sorted(set(summary.get("files") or []) | {name})
         write_json(summary, staging / "summary.json")
         output.commit()
     except BaseException:

@@ -203,7 +203,9 @@ def read_run(folder) -> ReportData:
     Raises :class:`RunFolderError` (one line) when the folder is missing, holds no
     finished run (no ``summary.json``, or a file it lists is missing: any but an HTML
     page, which is the report's output, not its input), or was
-    written by a version of roembed without ``comparisons.csv``.
+    written by a version of roembed without ``comparisons.csv``, and when a file was cut off or edited since the
+    fit (a file not ending with a line break, a count that differs from the summary's, a value of the wrong kind,
+    a summary entry of another shape): the first such place, named by file and line.
     """
     folder = Path(folder).expanduser()
     problem = run_folder_problem(folder)
@@ -216,23 +218,34 @@ def read_run(folder) -> ReportData:
         raise RunFolderError(f"{summary_path}: not readable JSON ({exc})") from None
     if not isinstance(summary, dict):
         raise RunFolderError(f"{summary_path}: not a roembed summary")
+    _check_summary(summary, summary_path)
     fmt = summary.get("output_format", 1)
     if not isinstance(fmt, int) or fmt < OUTPUT_FORMAT:
-        version = summary.get("versions", {}).get("roembed", "an older version")
+        version = (summary.get("versions") or {}).get("roembed", "an older version")
         raise RunFolderError(f"{folder}: written by roembed {version} (output format {fmt}), which has no "
                              f"comparisons.csv; run roembed fit again to make a report")
     if fmt > OUTPUT_FORMAT:
         raise RunFolderError(f"{folder}: output format {fmt} is newer than this roembed reads "
                              f"({OUTPUT_FORMAT}); upgrade roembed")
-    listed = summary.get("files", [])
+    listed = summary.get("files") or []
     missing = [name for name in dict.fromkeys((*REQUIRED, *listed))  # a page is the report's output, not its input
                if not name.endswith(".html") and not (folder / name).is_file()]
     if missing:
         raise RunFolderError(f"{folder}: incomplete run, missing {', '.join(missing)}")
+    for name in REQUIRED:  # pandas ends every file it writes with a line break; a copy cut short rarely does
+        if _cut_off(folder / name):
+            raise RunFolderError(f"{folder / name}: cut off (it does not end with a line break); copy the run "
+                                 "again, or run roembed fit again")
     objects = _read_csv(folder / "embedding.csv", ("object", "x1"))
-    _check_numbers(objects, folder / "embedding.csv", [c for c in objects.columns if re.fullmatch(r"x\d+", c)])
+    _check_numbers(objects, folder / "embedding.csv", [c for c in objects.columns if re.fullmatch(r"x\d+", c)],
+                   whole=("object", "n_responses", "group"))
     comparisons = _read_csv(folder / "comparisons.csv", ("i", "j", "l", "k", "votes", "opposing_votes"))
-    _check_numbers(comparisons, folder / "comparisons.csv", ["i", "j", "l", "k", "votes", "opposing_votes", "gamma"])
+    _check_numbers(comparisons, folder / "comparisons.csv", ["gamma"],
+                   whole=("i", "j", "l", "k", "votes", "opposing_votes", "n_responses"), flags=("flagged",))
+    n_edges = summary.get("n_edges")
+    if isinstance(n_edges, int) and n_edges != len(comparisons):
+        raise RunFolderError(f"{folder / 'comparisons.csv'}: {len(comparisons)} comparisons, but summary.json "
+                             f"counts {n_edges} (edited since the fit?)")
     n = len(objects)
     if not objects["object"].is_unique:
         row = int(np.flatnonzero(objects["object"].duplicated().to_numpy())[0])
@@ -268,6 +281,39 @@ def read_run(folder) -> ReportData:
                       summary=summary, dimension_curve=_dimension_curve(folder))
 
 
+#: The structured entries of ``summary.json`` the report reads, and the JSON types each may have (or null).
+SUMMARY_SHAPES = {"input": (str, list), "files": (list,), "warnings": (list,), "settings": (dict,),
+                  "versions": (dict,), "bootstrap": (dict,), "outliers_by_vote": (dict,), "label_column": (str,)}
+JSON_TYPES = {str: "a text", list: "a list", dict: "an object", int: "a number", float: "a number",
+              bool: "true or false"}
+
+
+def _check_summary(summary: dict, path: Path) -> None:
+    """Raises naming the first entry of an edited ``summary.json`` whose shape the report cannot read."""
+    for key, types in SUMMARY_SHAPES.items():
+        value = summary.get(key)
+        if value is None:
+            continue
+        found = JSON_TYPES.get(type(value), type(value).__name__)
+        if not isinstance(value, types):
+            raise RunFolderError(f"{path}: {key} is {found}, not {' or '.join(JSON_TYPES[t] for t in types)} "
+                                 "(edited since the fit?)")
+        if key in ("input", "files") and isinstance(value, list) and not all(isinstance(v, str) for v in value):
+            raise RunFolderError(f"{path}: {key} is a list with something other than texts (edited since the fit?)")
+    counts = summary.get("outliers_by_vote")
+    if counts and not all(isinstance(counts.get(k), int) for k in ("split_queries", "outvoted", "tied", "majority")):
+        raise RunFolderError(f"{path}: outliers_by_vote lacks its counts (edited since the fit?)")
+
+
+def _cut_off(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        if fh.tell() == 0:
+            return False  # empty: pandas names it
+        fh.seek(-1, 2)
+        return fh.read(1) != b"\n"
+
+
 def _read_csv(path: Path, required) -> pd.DataFrame:
     try:
         table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"name": str, "label": str,
@@ -280,16 +326,38 @@ def _read_csv(path: Path, required) -> pd.DataFrame:
     return table
 
 
-def _check_numbers(table: pd.DataFrame, path: Path, columns) -> None:
-    """Raises naming the first line whose value in one of ``columns`` (those present) is not a number (an
-    edited output file)."""
-    for column in (c for c in columns if c in table.columns):
-        if table[column].dtype.kind in "iufb":
+def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=()) -> None:
+    """Raises naming the first line of an edited or cut-off output file whose value is missing or not a finite
+    number in ``columns``, not a whole number in ``whole`` (counts and indices, then stored as integers), or
+    not True / False in ``flags`` (then stored as booleans); absent columns are skipped."""
+    for column in (c for c in (*columns, *whole) if c in table.columns):
+        raw = table[column]
+        values = (raw if raw.dtype.kind in "iufb" else pd.to_numeric(raw, errors="coerce")).to_numpy(np.float64)
+        bad = ~np.isfinite(values)
+        if column in whole:
+            bad |= np.isfinite(values) & (np.round(values) != values)
+        if bad.any():
+            _bad_value(table, path, column, int(np.flatnonzero(bad)[0]),
+                       "a whole number" if column in whole else "a finite number")
+        if column in whole:
+            table[column] = values.astype(np.int64)
+    for column in (c for c in flags if c in table.columns):
+        if table[column].dtype.kind == "b":
             continue
-        bad = pd.to_numeric(table[column], errors="coerce").isna() & table[column].notna()
-        row = int(np.flatnonzero(bad.to_numpy())[0]) if bad.any() else None
-        raise RunFolderError(f"{path} line {row + 2}: {column} {table[column].iloc[row]!r} is not a number"
-                             if row is not None else f"{path}: column {column} is not numeric")
+        text = table[column].astype(str).str.strip().str.lower()
+        known = text.isin(["true", "false", "1", "0", "1.0", "0.0"])
+        if not known.all():
+            _bad_value(table, path, column, int(np.flatnonzero(~known.to_numpy())[0]), "True or False")
+        table[column] = text.isin(["true", "1", "1.0"]).to_numpy()
+
+
+def _bad_value(table: pd.DataFrame, path: Path, column: str, row: int, wanted: str):
+    value = table[column].iloc[row]
+    text = wanted != "True or False" and pd.isna(pd.to_numeric(pd.Series([value]), errors="coerce")[0])
+    shown = repr(value) if isinstance(value, str) else f"{value:g}"
+    said = "is missing" if pd.isna(value) else f"{shown} is not {'a number' if text else wanted}"
+    cut = " (the file ends on that line: was it cut off?)" if row == len(table) - 1 and pd.isna(value) else ""
+    raise RunFolderError(f"{path} line {row + 2}: {column} {said}{cut}")
 
 
 def _explode_annotators(column: pd.Series) -> pd.DataFrame:

@@ -526,6 +526,7 @@ def _title(data: ReportData) -> str:
     s = data.summary
     source = s.get("input")
     if isinstance(source, list):  # several input files
-        source = f"{Path(str(source[0])).name} and {len(source) - 1} more" if len(source) > 1 else source[0]
-    method = s.get("settings", {}).get("method") or s.get("estimator") or "fit"
+        source = (f"{Path(str(source[0])).name} and {len(source) - 1} more" if len(source) > 1
+                  else source[0] if source else None)
+    method = (s.get("settings") or {}).get("method") or s.get("estimator") or "fit"
     return f"roembed report: {method}" + (f" of {Path(str(source)).name}" if source else "")
