@@ -1,4 +1,6 @@
 """Bad in-memory input: each case raises InvalidComparisonsError naming the row and the problem."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -50,6 +52,11 @@ def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
     ({"anchor": [0], "closer": [1], "farther": [2]}, "got a dict: make it a list or an array (a dict of columns: "
                                                      "pandas.DataFrame(it))"),
     ((tuple(row) for row in GOOD), "object indices, got a generator: make it a list or an array"),
+    # a file name given to fit: was "got shape ()" (str) or "got a PosixPath: make it a list" (Path)
+    ("votes.csv", "got a text or path ('votes.csv'): to fit a file, read it first with roembed.read_comparisons(path)"),
+    (Path("data/votes.csv"), "got a text or path ('data/votes.csv'): to fit a file, read it first with "
+                             "roembed.read_comparisons(path)"),
+    (7, "object indices, got one value (7)"),
 ])
 def test_what_is_no_array_of_rows_is_named_as_given(rows, message):
     with pytest.raises(InvalidComparisonsError) as info:

@@ -66,7 +66,7 @@ def _from_array(data, n_objects: int | None) -> Comparisons:
         array = np.asarray(data)
     except ValueError:  # ragged rows
         return Comparisons(data, n_objects=n_objects)
-    if array.ndim == 0 and array.dtype == object:
+    if array.ndim == 0:  # None, a set, a file name: Comparisons names what it got
         return Comparisons(data, n_objects=n_objects)
     names = array.dtype.kind in "US" or (array.dtype.kind == "O" and array.size > 0
                                          and all(isinstance(v, str) for v in array.flat))

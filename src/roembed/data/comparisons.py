@@ -14,6 +14,7 @@ Both types are immutable: arrays are read-only and methods return new objects.
 from __future__ import annotations
 
 import copy
+import os
 from functools import cached_property
 from typing import Sequence
 
@@ -209,6 +210,10 @@ class Comparisons:
         if arr.ndim != 2 or arr.shape[1] not in (3, 4):
             if arr.size == 0:
                 raise InvalidComparisonsError("no comparisons: the input is empty")
+            if isinstance(quadruplets, (str, bytes, os.PathLike)):  # fit("votes.csv"): was "got shape ()"
+                raise InvalidComparisonsError(
+                    f"expected comparisons, got a text or path ({os.fsdecode(quadruplets)!r}): to fit a file, read "
+                    "it first with roembed.read_comparisons(path)")
             if arr.ndim == 0 and arr.dtype == object:  # a generator, an iterator, a set: read in no order
                 got = "None" if quadruplets is None else f"a {type(quadruplets).__name__}"
                 raise InvalidComparisonsError(f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, "
@@ -216,8 +221,8 @@ class Comparisons:
                                               + (" (a dict of columns: pandas.DataFrame(it))"
                                                  if isinstance(quadruplets, dict) else ""))
             raise InvalidComparisonsError(
-                f"expected rows of 3 (triplets) or 4 (quadruplets) object indices, got shape {arr.shape}"
-            )
+                "expected rows of 3 (triplets) or 4 (quadruplets) object indices, got "
+                + (f"one value ({arr.item()!r})" if arr.ndim == 0 else f"shape {arr.shape}"))
         if len(arr) == 0:
             raise InvalidComparisonsError("no comparisons: the input is empty")
         quads = index_array(arr, where)
