@@ -369,12 +369,14 @@ def test_a_cut_off_or_edited_run_folder_is_named_not_drawn(run_folder, tmp_path)
                                 f"{len(lines) - 1} (edited since the fit?)")
     for tag, name, column, value, said in (
             ("id", "embedding.csv", "object", "nan", "line 5: object 'nan' is not a number"),
-            ("votes", "comparisons.csv", "votes", "1e400", "line 5: votes inf is not a whole number"),
+            ("votes", "comparisons.csv", "votes", "1e400", "is not a whole number"),  # shown as inf or '1e400'
+            ("inf", "comparisons.csv", "i", "inf", "line 5: i inf is not a whole number"),
             ("half", "comparisons.csv", "opposing_votes", "2.5", "line 5: opposing_votes 2.5 is not a whole number"),
             ("empty", "comparisons.csv", "j", "", "line 5: j is missing"),
             ("gamma", "comparisons.csv", "gamma", "-inf", "line 5: gamma -inf is not a finite number"),
             ("flag", "comparisons.csv", "flagged", "maybe", "line 5: flagged 'maybe' is not True or False")):
-        one_line_error(edited(tag, name, lambda t: t.loc.__setitem__((3, column), value)), f"{name} {said}")
+        one_line_error(edited(tag, name, lambda t: t.loc.__setitem__((3, column), value)), f"{name} line 5: {column}",
+                       said)
     # flags written as 1 / 0 (a spreadsheet's habit) are read as such, and whole numbers written 3.0 as counts
     folder = copy_run(run_folder, tmp_path / "spreadsheet")
     table = pd.read_csv(folder / "comparisons.csv")

@@ -305,6 +305,14 @@ def _check_summary(summary: dict, path: Path) -> None:
         raise RunFolderError(f"{path}: outliers_by_vote lacks its counts (edited since the fit?)")
 
 
+def _is_number(value) -> bool:
+    try:
+        number = float(value)  # "1e400" too: pandas 2.0 keeps it as text, newer ones read inf
+    except (TypeError, ValueError):
+        return False
+    return number == number  # "nan" is no number
+
+
 def _cut_off(path: Path) -> bool:
     with open(path, "rb") as fh:
         fh.seek(0, 2)
@@ -353,7 +361,7 @@ def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=
 
 def _bad_value(table: pd.DataFrame, path: Path, column: str, row: int, wanted: str):
     value = table[column].iloc[row]
-    text = wanted != "True or False" and pd.isna(pd.to_numeric(pd.Series([value]), errors="coerce")[0])
+    text = wanted != "True or False" and not _is_number(value)
     shown = repr(value) if isinstance(value, str) else f"{value:g}"
     said = "is missing" if pd.isna(value) else f"{shown} is not {'a number' if text else wanted}"
     cut = " (the file ends on that line: was it cut off?)" if row == len(table) - 1 and pd.isna(value) else ""
