@@ -369,23 +369,31 @@ def test_a_cut_off_or_edited_run_folder_is_named_not_drawn(run_folder, tmp_path)
                                 f"{len(lines) - 1} (edited since the fit?)")
     for tag, name, column, value, said in (
             ("id", "embedding.csv", "object", "nan", "line 5: object 'nan' is not a number"),
-            ("votes", "comparisons.csv", "votes", "1e400", "is not a whole number"),  # shown as inf or '1e400'
+            ("votes", "comparisons.csv", "votes", "1e400", "is not a finite number"),  # shown as inf or '1e400'
             ("inf", "comparisons.csv", "i", "inf", "line 5: i inf is not a whole number"),
-            ("half", "comparisons.csv", "opposing_votes", "2.5", "line 5: opposing_votes 2.5 is not a whole number"),
+            ("half", "comparisons.csv", "l", "2.5", "line 5: l 2.5 is not a whole number"),
+            ("count", "comparisons.csv", "n_responses", "x", "line 5: n_responses 'x' is not a number"),
             ("empty", "comparisons.csv", "j", "", "line 5: j is missing"),
             ("gamma", "comparisons.csv", "gamma", "-inf", "line 5: gamma -inf is not a finite number"),
             ("flag", "comparisons.csv", "flagged", "maybe", "line 5: flagged 'maybe' is not True or False")):
         one_line_error(edited(tag, name, lambda t: t.loc.__setitem__((3, column), value)), f"{name} line 5: {column}",
                        said)
-    # flags written as 1 / 0 (a spreadsheet's habit) are read as such, and whole numbers written 3.0 as counts
+    # flags written as 1 / 0 (a spreadsheet's habit) are read as such, and whole numbers written 3.0 as indices
     folder = copy_run(run_folder, tmp_path / "spreadsheet")
     table = pd.read_csv(folder / "comparisons.csv")
     flags = table["flagged"].to_numpy(bool)
-    table.assign(flagged=flags.astype(int), votes=table["votes"].astype(float)).to_csv(folder / "comparisons.csv",
-                                                                                       index=False)
+    table.assign(flagged=flags.astype(int), k=table["k"].astype(float)).to_csv(folder / "comparisons.csv",
+                                                                               index=False)
     data = read_run(folder)
     assert data.comparisons["flagged"].dtype == bool and (data.comparisons["flagged"].to_numpy() == flags).all()
-    assert data.comparisons["votes"].dtype == np.int64
+    assert data.comparisons["k"].dtype == np.int64
+    # votes are sums of the responses' weights: a fit of weighted answers writes 0.5 votes, and reads back
+    weighted = tmp_path / "weighted.csv"
+    weighted.write_text("anchor,closer,farther,weight\n0,1,2,0.5\n1,2,0,1.5\n2,0,1,1\n0,2,1,0.25\n3,0,1,2\n")
+    fitted = CliRunner().invoke(main, ["fit", str(weighted), "--out", str(tmp_path / "wout"), "--quiet"])
+    assert fitted.exit_code == 0, fitted.output
+    assert "0.5" in (tmp_path / "wout" / "comparisons.csv").read_text().splitlines()[1].split(",")[5:7]
+    assert report(tmp_path / "wout").exit_code == 0
     # a summary.json whose input list is empty: the title had IndexError
     folder = copy_run(run_folder, tmp_path / "noinput")
     summary = json.loads((folder / "summary.json").read_text())

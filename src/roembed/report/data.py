@@ -240,8 +240,8 @@ def read_run(folder) -> ReportData:
     _check_numbers(objects, folder / "embedding.csv", [c for c in objects.columns if re.fullmatch(r"x\d+", c)],
                    whole=("object", "n_responses", "group"))
     comparisons = _read_csv(folder / "comparisons.csv", ("i", "j", "l", "k", "votes", "opposing_votes"))
-    _check_numbers(comparisons, folder / "comparisons.csv", ["gamma"],
-                   whole=("i", "j", "l", "k", "votes", "opposing_votes", "n_responses"), flags=("flagged",))
+    _check_numbers(comparisons, folder / "comparisons.csv", ["votes", "opposing_votes", "gamma"],  # votes: weighted
+                   whole=("i", "j", "l", "k", "n_responses"), flags=("flagged",))
     n_edges = summary.get("n_edges")
     if isinstance(n_edges, int) and n_edges != len(comparisons):
         raise RunFolderError(f"{folder / 'comparisons.csv'}: {len(comparisons)} comparisons, but summary.json "
