@@ -40,6 +40,7 @@ def test_reproduce_music(tmp_path):
     (["--rates", "0,2"], "[0, 1]"),
     (["--rates", "x"], "comma-separated"),
     (["--methods", "nope"], "unknown"),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0"),  # was numpy's traceback
 ])
 def test_bad_options(tmp_path, bad, message):
     result = CliRunner().invoke(main, ["reproduce", "synthetic", "--out", str(tmp_path), *bad])

@@ -120,6 +120,9 @@ def test_parallel_run_matches_serial(tmp_path):
 def test_unknown_method_and_lazy_registry():
     with pytest.raises(ValueError, match="unknown methods"):
         run_experiment(kit.TINY, "unused.jsonl", methods=("nope",), progress=False)
+    for seed in (-1, 1.5, "3"):  # -1 was numpy's "expected non-negative integer" from inside a cell
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            run_experiment(kit.TINY, "unused.jsonl", methods=("tiny",), seed=seed, progress=False)
     register_method(MethodSpec("not-there", "roembed.estimators.does_not_exist:Nothing"))
     try:
         assert "not-there" not in available_methods()

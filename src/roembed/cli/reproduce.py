@@ -71,7 +71,8 @@ def _common(f):
         click.option("--trials", default=20, show_default=True, type=click.IntRange(1), help="Trials per setting."),
         click.option("--methods", default=None, help="Comma-separated method names (default: the paper's that import)."),
         click.option("--n-jobs", default=1, show_default=True, type=JobsType(), help="joblib workers (-1: all cores)."),
-        click.option("--seed", default=0, show_default=True, type=int, help="Base seed; trial seeds derive from it."),
+        click.option("--seed", default=0, show_default=True, type=click.IntRange(0),  # -1 was numpy's traceback
+                     help="Base seed; trial seeds derive from it."),
         click.option("--retry-errors", is_flag=True, help="Rerun cells whose stored record is an error."),
         click.option("--no-progress", is_flag=True, help="No progress bar."),
     ]

@@ -339,6 +339,8 @@ def run_experiment(protocol, store, *, models: Sequence[str] | None = None, rate
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     store = store if isinstance(store, ResultStore) else ResultStore(store)
     models = tuple(models or protocol.models)
     methods = tuple(methods or available_methods(PAPER_METHODS))
