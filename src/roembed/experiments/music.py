@@ -9,7 +9,7 @@ paper's 25% setting); validation and test stay as collected.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -74,8 +74,8 @@ class MusicProtocol:
     def settings(self) -> dict:
         """What fixes a trial's data besides the seed and the cell: the split sizes and the triplets, by content
         (the same file in another folder resumes a store; an edited one does not)."""
-        return {"n_train": self.n_train, "n_validation": self.n_validation, "n_components": self.n_components,
-                "data_sha256": _fingerprint(str(self.path))}
+        fields = {k: v for k, v in asdict(self).items() if k not in ("path", "name", "models")}
+        return {**fields, "data_sha256": _fingerprint(str(self.path))}
 
     def draw(self, model: str, rate: float, seed: int) -> Split:
         if model != "flip":

@@ -24,7 +24,7 @@ ids.  The ground truth (which votes were flipped, which annotators spam) is kept
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
@@ -184,9 +184,7 @@ class SyntheticProtocol:
     def settings(self) -> dict:
         """What fixes a trial's data besides the seed and the cell (every field but the name and the models): a
         result store is resumed only under the same settings (:meth:`ResultStore.check_settings`)."""
-        return {"n_objects": self.n_objects, "dim": self.dim, "n_train": self.n_train,
-                "n_validation": self.n_validation, "n_test": self.n_test, "votes": [int(v) for v in self.votes],
-                "n_annotators": self.n_annotators}
+        return {k: v for k, v in asdict(self).items() if k not in ("name", "models")}
 
     def draw(self, model: str, rate: float, seed: int) -> Split:
         data = make_synthetic(self.n_objects, self.dim, self.n_train, self.n_validation, self.votes, rate, model,

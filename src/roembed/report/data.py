@@ -364,8 +364,7 @@ def _bad_value(table: pd.DataFrame, path: Path, column: str, row: int, wanted: s
     text = wanted != "True or False" and not _is_number(value)
     shown = repr(value) if isinstance(value, str) else f"{value:g}"
     said = "is missing" if pd.isna(value) else f"{shown} is not {'a number' if text else wanted}"
-    cut = " (the file ends on that line: was it cut off?)" if row == len(table) - 1 and pd.isna(value) else ""
-    raise RunFolderError(f"{path} line {row + 2}: {column} {said}{cut}")
+    raise RunFolderError(f"{path} line {row + 2}: {column} {said}")
 
 
 def _explode_annotators(column: pd.Series) -> pd.DataFrame:
