@@ -307,6 +307,48 @@ def test_labels_without_a_label_column_read_the_tables_one_column_of_labels(file
     assert emb["label"].tolist() == [f"k{o % 2}" for o in range(25)]
 
 
+def test_labels_of_a_file_counting_from_one_go_to_the_objects_they_name(files, tmp_path):
+    """The music data as MATLAB ships them, read with ``--index-base 1``: the reader keeps the file's numbers
+    ("1", "2", ...) as names, and the labels table's ``index0`` column ("0", "1", ...) was matched as names, so every
+    label went to the next object (artist 1 took artist 2's genre) with one puzzling warning.  ``index0`` counts
+    from 0; ``object`` counts as the file does (``embedding.csv``'s ``object`` column); ``roembed report --labels``
+    reads them alike.  With names and ``--skip-invalid``, the file's rows naming its last object were skipped as
+    out of range and every name shifted: now a one-line refusal naming ``--index-base 1``."""
+    folder, csv, names, labels = files
+    frame = pd.read_csv(csv)
+    frame[["anchor", "closer", "farther"]] += 1
+    one_based = tmp_path / "one_based.csv"
+    frame.iloc[:200].to_csv(one_based, index=False)
+    with open(one_based, "a") as fh:
+        fh.write("3,3,5,w1\n")  # a row to skip
+    result = run(one_based, "--index-base", 1, "--skip-invalid", "--labels", labels, "--method", "soe",
+                 "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out" / "embedding.csv", keep_default_na=False)
+    assert emb["object"].tolist() == list(range(1, 26))
+    assert emb["label"].tolist() == [f"g{o % 3}" for o in range(25)] and "no row" not in result.stderr
+    by_object = write(tmp_path, "object,kind\n" + "".join(f"{o + 1},k{o % 2}\n" for o in range(25)), "obj.csv")
+    result = run(one_based, "--index-base", 1, "--skip-invalid", "--labels", by_object, "--method", "soe",
+                 "--out", tmp_path / "out2")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out2" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"k{o % 2}" for o in range(25)]
+    report = CliRunner().invoke(main, ["report", str(tmp_path / "out2"), "--labels", str(labels),
+                                       "-o", str(tmp_path / "r.html")])
+    assert report.exit_code == 0, report.stderr
+    from roembed.cli.report import relabelled
+    data, notes = relabelled(tmp_path / "out2", labels, None)
+    assert data.objects["label"].tolist() == [f"g{o % 3}" for o in range(25)] and notes == []
+    refused = run(one_based, "--names", names, "--skip-invalid", "--method", "soe", "--out", tmp_path / "named")
+    one_line_error(refused, "one_based.csv", "the file counts objects from 1")
+    assert "--index-base 1" in refused.stderr and not (tmp_path / "named").exists()
+    result = run(one_based, "--names", names, "--index-base", 1, "--skip-invalid", "--method", "soe",
+                 "--out", tmp_path / "named")
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "named" / "embedding.csv", keep_default_na=False)
+    assert emb["name"].tolist() == [f"thing{o}" for o in range(25)]
+
+
 @pytest.mark.parametrize("by", ["name", "index0"])
 def test_an_object_with_rows_that_disagree_takes_its_first_row_and_says_so(files, tmp_path, by):
     """A labels table with one row per image or per rater: the last row won, without a word."""

@@ -172,6 +172,27 @@ def test_indices_counted_from_one(tmp_path):
         read_comparisons(path, index_base=2)
 
 
+def test_a_file_counting_from_one_with_names_is_refused_even_when_invalid_rows_are_skipped(tmp_path):
+    """The music data as MATLAB ships them (objects 1..412, 412 names, 17 rows repeating an object): with
+    ``on_invalid="skip"`` the rows naming object 412 were skipped as out of range and every name went to the next
+    object, the map looking fine.  Read with ``index_base=1`` it is right; a file that uses object 0 is 0-based,
+    and its one row past the names is skipped as before."""
+    names = ["a", "b", "c", "d"]
+    one_based = _write(tmp_path, "anchor,closer,farther\n1,2,3\n2,3,4\n4,1,2\n3,3,1\n", "one.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"one.csv: its object indices run up to 4 and none is 0, "
+                                                      r"with 4 names given: the file counts objects from 1.*index_base=1"):
+        read_comparisons(one_based, names=names, on_invalid="skip")
+    with pytest.raises(InvalidComparisonsError, match="index_base=1"):  # raising at the first bad row, as before
+        read_comparisons(one_based, names=names)
+    with pytest.warns(SkippedRowsWarning, match="repeats an object"):
+        c = read_comparisons(one_based, names=names, on_invalid="skip", index_base=1)
+    assert c.object_names == tuple(names) and c.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [3, 0, 1]]
+    zero_based = _write(tmp_path, "anchor,closer,farther\n0,2,3\n2,3,4\n", "zero.csv")
+    with pytest.warns(SkippedRowsWarning, match="out of range"):
+        c = read_comparisons(zero_based, names=names, on_invalid="skip")
+    assert c.triplets.tolist() == [[0, 2, 3]]
+
+
 def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path):
     path = _write(tmp_path, "HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\n"
                             "h1,w1,a.jpg,b.jpg,c.jpg,c.jpg\nh2,w2,b.jpg,a.jpg,c.jpg,a.jpg\n")

@@ -139,24 +139,29 @@ def _small_text(path: Path, encoding: str) -> str:
         raise BadInput(f"{path}: cannot read it ({exc.strerror or exc})") from None
 
 
-def read_labels(path: Path, column: str | None, comparisons,
-                encoding: str = "utf-8") -> tuple[list[str], list[str], str]:
+def read_labels(path: Path, column: str | None, comparisons, encoding: str = "utf-8",
+                index_base: int = 0) -> tuple[list[str], list[str], str]:
     """``(labels, notes, column)``: one label per object from a CSV/TSV, warning lines when objects that have
     comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few)
     or several rows that disagree (the first counts), and the column read.  Rows are matched to objects by a
     column of object names (the one matching most names) or else by an integer index column
-    (``index0``/``index``/``object``, else the first column).  Without ``column``,
+    (``index0``/``index``/``object``, else the first column; ``index0`` counts from 0 even where the comparisons
+    count from ``index_base`` = 1, the others as the comparisons do, as ``embedding.csv``'s ``object``; the
+    numbers such comparisons keep as names are no names to match).  Without ``column``,
     the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
     two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
     table = _small_table(_small_text(path, encoding), path)
     if column is not None and column not in table.columns:
         raise BadInput(f"{path} line 1: no column {column!r} (columns: {', '.join(table.columns)})")
     n = comparisons.n_objects
-    names = comparisons.object_names
+    shown = names = comparisons.object_names
+    if index_base and names is not None and list(names) == [str(o + index_base) for o in range(n)]:
+        names = None  # the file's numbers, kept as names by the reader: matched as an index below
     key, by_name = None, False
     if names is not None:
         wanted = set(names)
-        hits = {c: table[c].isin(wanted).sum() for c in table.columns if c != column}
+        # index0 counts from 0 whatever the file does: never names, even where --index-base 1 made "1", "2"... names
+        hits = {c: table[c].isin(wanted).sum() for c in table.columns if c != column and c.strip().lower() != "index0"}
         if hits and max(hits.values()) > 0:
             key, by_name = max(hits, key=hits.get), True
     if key is None:
@@ -169,11 +174,13 @@ def read_labels(path: Path, column: str | None, comparisons,
         values = [lookup.get(name, "") for name in names]
         has_row = np.isin(np.asarray(names, dtype=object), table[key].to_numpy(dtype=object))
     else:
-        index = pd.to_numeric(table[key], errors="coerce")
+        base = 0 if key.strip().lower() == "index0" else index_base
+        index = pd.to_numeric(table[key], errors="coerce") - base
         bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
         if bad.any():
             r = int(np.flatnonzero(bad.to_numpy())[0])
-            raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not an object index in 0..{n - 1}")
+            raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not an object index in "
+                           f"{base}..{n - 1 + base}")
         values = [""] * n
         for o, v in zip(index.astype(int)[::-1], table[column][::-1]):  # an object's first row counts
             values[o] = v
@@ -181,9 +188,9 @@ def read_labels(path: Path, column: str | None, comparisons,
     used = comparisons.used_objects
     rowless = used[~has_row[used]]
     if len(rowless):
-        shown = ", ".join(str(names[o]) if names is not None else str(o) for o in rowless[:5])
+        examples = ", ".join(str(shown[o]) if shown is not None else str(o) for o in rowless[:5])
         notes.append(f"warning: {path}: {len(rowless)} of the {len(used)} objects with comparisons have no row in "
-                     f"its {key} column (e.g. {shown}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
+                     f"its {key} column (e.g. {examples}{', ...' if len(rowless) > 5 else ''}): drawn unlabelled")
     return [_first_label(v) for v in values], notes, column
 
 
@@ -324,8 +331,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         raise BadInput(f"--annotator-rounds {annotator_rounds}: {no_ids}")
     if n_bootstrap and "annotator" in bootstrap_unit and data.annotator is None:  # before the fit, not after it
         raise BadInput(f"--bootstrap-unit {bootstrap_unit}: {no_ids}")
-    label_values, label_notes, label_column = (read_labels(labels, label_column, data, encoding) if labels is not None
-                                               else (None, [], None))
+    label_values, label_notes, label_column = (read_labels(labels, label_column, data, encoding, index_base)
+                                               if labels is not None else (None, [], None))
     notes += label_notes
     object_ids = np.arange(data.n_objects)
     used = data.used_objects

@@ -70,7 +70,8 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
 
 def relabelled(folder: Path, path: Path, column: str | None):
     """``(report data, notes)``: the run in ``folder`` read once, its objects labelled from the table at ``path``
-    as ``roembed fit --labels`` labels them (by name, else by the 0-based index the fit gave the objects)."""
+    as ``roembed fit --labels`` labels them (by name, else by index: ``index0`` from 0, the others as the fit's
+    ``--index-base``)."""
     from types import SimpleNamespace
 
     import numpy as np
@@ -94,7 +95,7 @@ def relabelled(folder: Path, path: Path, column: str | None):
         names[code] = name
     fitted = SimpleNamespace(n_objects=n, object_names=names if any(names) else None,
                              used_objects=codes[objects["n_responses"].to_numpy() > 0])
-    values, notes, column = read_labels(path, column, fitted)
+    values, notes, column = read_labels(path, column, fitted, index_base=base)
     objects["label"] = [values[code] for code in codes]
     data.summary["label_column"] = column
     return data, notes

@@ -704,6 +704,7 @@ class ComparisonsBuilder:
         self.source = source or "input"
         self.layout: _Layout | None = None
         self.n_rows, self.report = 0, SkipReport()
+        self.zero_seen, self.out_max = False, -1  # for the check of a file counting from 1 (:meth:`_from_one_error`)
         self.codes, self.positions, self.weights, self.ties, self.golds, self.values = [], [], [], [], [], {}
 
     def add(self, frame: pd.DataFrame, where: RowLocator | None = None) -> None:
@@ -752,6 +753,8 @@ class ComparisonsBuilder:
         if bound is not None:
             out = (ints >= bound).any(axis=1)
             # one past the last name, never more, and no object 0: a file counting from 1 (MATLAB, THINGS)
+            self.zero_seen |= bool((codes == 0).any())
+            self.out_max = max(self.out_max, int(ints[out].max()) if out.any() else -1)
             from_one = (self.ids.given is not None and not self.index_base and out.any()
                         and ints[out].max() == bound and not (codes == 0).any())
             problems.flag(out, "object index out of range " + (
@@ -779,6 +782,20 @@ class ComparisonsBuilder:
         self.report.merge(problems.resolve())
         return ~problems.bad, ints, position, weight, tie, gold
 
+    def _from_one_error(self) -> None:
+        """With names given and ``on_invalid="skip"``: where no row uses object 0 and the largest index is one past
+        the last name, the file counts its objects from 1 (MATLAB's and THINGS' exports), and skipping the rows that
+        name the last object would leave a map whose every name belongs to the next object, quietly: an error
+        naming ``index_base`` instead.  (With ``on_invalid="raise"`` the first such row already stops the read,
+        with the same advice.)"""
+        given = self.ids.given
+        if given is None or self.index_base or self.zero_seen or self.out_max != len(given):
+            return
+        raise InvalidComparisonsError(
+            f"{self.source}: its object indices run up to {len(given)} and none is 0, with {len(given)} names "
+            f"given: the file counts objects from 1, and read from 0 every name would belong to the next object; "
+            f"read it with --index-base 1 / index_base=1")
+
     def _from_base(self, codes: np.ndarray, problems: _RowProblems) -> np.ndarray:
         """Indices counted from ``index_base`` as 0-based codes (an index below the base flagged)."""
         base = self.index_base
@@ -805,6 +822,7 @@ class ComparisonsBuilder:
             raise InvalidComparisonsError(f"{self.source}: no comparisons: the input is empty")
         if not any(len(c) for c in self.codes):
             raise InvalidComparisonsError(f"{self.source}: no valid comparisons ({self.report})")
+        self._from_one_error()
         self.report.warn()
         lay, (names, renumber) = self.layout, self.ids.finish()
         weight = _joined(self.weights) if self.weights else None
