@@ -215,6 +215,14 @@ def test_thumbnails_are_embedded(fitted, tmp_path):
     assert column[3] in page
     with pytest.raises(ValueError, match="no image is named"):
         thumbnail_column(images, data.objects.assign(name="x", object=np.arange(100, 100 + N)))
+    # a file of ids 00100, 00101, ... is read as the numbers 100, 101, ...: its images keep the zeros
+    Image.new("RGB", (30, 20), (0, 200, 0)).save(images / "00101.png")
+    Image.new("RGB", (30, 20), (0, 0, 200)).save(images / "101.png")  # an exact number comes first
+    Image.new("RGB", (30, 20), (0, 200, 0)).save(images / "000102.jpg")
+    with pytest.warns(DataWarning, match=f"{N - 2} of {N} objects"):
+        column = thumbnail_column(images, data.objects.assign(name="", object=np.arange(100, 100 + N)))
+    assert [bool(c) for c in column] == [False, True, True] + [False] * (N - 3)
+    assert column[1] == thumbnail_column([images / "101.png"] + [""] * (N - 1), data.objects)[0]
 
 
 
@@ -244,9 +252,9 @@ def test_roembed_report_colours_by_labels_given_after_the_fit(run_folder, tmp_pa
 
 @pytest.mark.parametrize("base", [0, 1])
 def test_report_labels_match_objects_as_the_fit_does(tmp_path, base):
-    """The report's labels are the ones roembed fit --labels gives, whatever the matching rule: a file counting
-    its objects from 0 has no names (the table's index0 is the row), one counting from 1 makes its numbers the
-    names (the table's numbers are read as names)."""
+    """The report's labels are the ones roembed fit --labels gives, whatever the base: the table's index0 counts
+    from 0 in both (a file counting from 1 keeps its numbers as names, which index0's numbers are not matched
+    against: that gave every object the next one's label)."""
     rng = np.random.default_rng(0)
     t = np.array([row for row in rng.integers(base, 12 + base, size=(400, 3)) if len(set(row)) == 3])
     votes = tmp_path / "votes.csv"
@@ -260,6 +268,7 @@ def test_report_labels_match_objects_as_the_fit_does(tmp_path, base):
     assert result.exit_code == 0, result.stderr
     fitted = pd.read_csv(tmp_path / "with" / "embedding.csv", keep_default_na=False, dtype=str)
     assert (fitted["label"] != "").sum() >= 10
+    assert all(label == f"k{int(o) - base}" for o, label in zip(fitted["object"], fitted["label"]) if label)
     index = (tmp_path / "later" / "report.html").read_text(encoding="utf-8").split('<ol id="object-index"')[1]
     items = index.split("</ol>")[0].split("<li>")[1:]
     assert items == [(name or f"#{o}") + (f" <small>({label})</small>" if label else "")

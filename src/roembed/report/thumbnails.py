@@ -14,8 +14,9 @@ SIZE = 128
 def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[str]:
     """One image reference per object for the hover tooltip.
 
-    ``source`` is a folder, whose image named after an object (``<name>.png``,
-    ``<name>.jpg``, ... or ``<object index>.<suffix>``) is shrunk to ``size`` pixels
+    ``source`` is a folder, whose image named after an object (``<name>.png``, ``<name>.jpg``, ... or
+    ``<object index>.<suffix>``, the number also zero-padded, ``00123.jpg``, as image sets number their files
+    and as the reader keeps ids ``00123``: the number 123) is shrunk to ``size`` pixels
     and embedded as a data URI, so the report stays self-contained; or a sequence
     with one entry per object: a local image path (embedded the same way), an
     ``http(s)://`` URL (linked, so the browser fetches it on hover) or ``""``.
@@ -26,7 +27,12 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
         files = {p.stem: p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES}
         if not files:
             raise ValueError(f"{folder}: no images ({', '.join(IMAGE_SUFFIXES)})")
-        found = [files.get(str(name)) or files.get(str(o)) for o, name in zip(objects["object"], objects["name"])]
+        padded = {}  # "00123" -> 123; an exact name or number is looked up first
+        for stem, p in files.items():
+            if stem.isascii() and stem.isdigit():
+                padded.setdefault(int(stem), p)
+        found = [files.get(str(name)) or files.get(str(o)) or _numbered(padded, o)
+                 for o, name in zip(objects["object"], objects["name"])]
         if not any(found):
             raise ValueError(f"{folder}: no image is named after an object (e.g. {objects['name'].iloc[0]!r}"
                              f"{''.join(IMAGE_SUFFIXES[:1])} or 0{IMAGE_SUFFIXES[0]})")
@@ -45,6 +51,14 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
             entry = embed_image(Path(entry), size)
         out.append(entry)
     return out
+
+
+def _numbered(padded: dict, obj):
+    """The image whose zero-padded number is ``obj``'s (an integer object id), else None."""
+    try:
+        return padded.get(int(obj)) if float(obj) == int(obj) else None
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _warn_missing(folder: Path, objects: pd.DataFrame, found: list) -> None:
