@@ -177,6 +177,36 @@ def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, t
     assert read_names_file(one_column) == ["bat1", "bat2"]  # was ["Name", "bat1", "bat2"]: every name one off
 
 
+def test_a_names_tables_ids_must_number_its_rows(tmp_path):
+    """Names are given by position: an ``index0`` with a gap or a repeat gave the next objects their neighbours'
+    names without a word, and ``object, name`` (``embedding.csv`` of an earlier run) took the ids as the names."""
+    from roembed.cli._fit import read_names_file
+
+    def names(text, **kw):
+        path = tmp_path / ("names.tsv" if "\t" in text else "names.csv")
+        path.write_text(text)
+        return read_names_file(path, **kw)
+
+    assert names("index0\tname\n1\tb\n0\ta\n2\tc\n") == ["a", "b", "c"]
+    with pytest.raises(BadInput, match=r"names.tsv line 4: index0 3, but names are given by position: the 3 rows "
+                                       r"must number the objects 0-2 \(index0 2 has no row\)"):
+        names("index0\tname\n0\ta\n1\tb\n3\td\n")
+    with pytest.raises(BadInput, match=r"names.tsv line 3: index0 0 again \(first on line 2\)"):
+        names("index0\tname\n0\ta\n0\tb\n1\tc\n")
+    assert names("index1\tname\n2\tb\n1\ta\n") == ["a", "b"]  # index1 counts from 1 whatever the file does
+    with pytest.raises(BadInput, match="line 2: index1 0, but"):
+        names("index1\tname\n0\ta\n1\tb\n")
+    # object (and index) count as the comparisons do: an earlier run's embedding.csv gives its names
+    earlier = "object,name,n_responses,x1\n1,b,3,0.5\n0,a,2,0.1\n2,c,4,0.3\n"
+    assert names(earlier) == ["a", "b", "c"]
+    with pytest.raises(BadInput, match=r"line 3: object 0, but .* objects 1-3 \(object 3 has no row\)$"):
+        names(earlier, index_base=1)
+    assert names("object,name\n2,b\n1,a\n3,c\n", index_base=1) == ["a", "b", "c"]
+    with pytest.raises(BadInput, match=r"object 3, .* objects 0-2 \(object 0 has no row\) \(--index-base 1"):
+        names(earlier.replace("\n0,a", "\n3,a"))
+    assert names("object\tkind\nant\tx\nbee\ty\n") == ["ant", "bee"]  # an object column of names stays names
+
+
 def test_bad_names_and_labels_files_are_named_with_their_line(tmp_path):
     """A names or labels file's problem named the comparisons file ("votes.csv: Unable to parse string", "votes.csv:
     object name 'b' appears more than once in names") or quoted pandas ("cannot read labels (Error tokenizing data.

@@ -36,7 +36,7 @@ from ._options import METHODS, DimensionType, JobsType, input_paths
                    "1, 2, ... in order.")
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column with distinct names gives them "
-                   "(in the order of its index0 column, if any).")
+                   "(in the order of its index0, index1, index or object column, if any).")
 @click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
               help="robust: the flagship robust estimator; roe: the paper's ROE; the others are the "
                    "classic non-robust losses (no outliers.csv / annotators.csv).")
