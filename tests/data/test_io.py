@@ -193,6 +193,28 @@ def test_a_file_counting_from_one_with_names_is_refused_even_when_invalid_rows_a
     assert c.triplets.tolist() == [[0, 2, 3]]
 
 
+def test_a_names_table_given_to_the_python_reader_is_read_as_the_cli_reads_it(tmp_path):
+    """``read_comparisons(path, names="artist_names.tsv")`` took each line of the table for a name, its header
+    the first object: 413 objects named ``'index0\\tindex1\\tname...'``, ``'0\\t1\\t112\\t5'``, ... without a word."""
+    from roembed.data import read_names
+
+    path = _write(tmp_path, "anchor,closer,farther\n0,1,2\n2,1,0\n", "votes.csv")
+    table = _write(tmp_path, "index0\tindex1\tname\tsource_id\n1\t2\tbee\t21\n0\t1\tant\t5\n2\t3\tcat\t9\n",
+                   "names.tsv")
+    c = read_comparisons(path, names=table)
+    assert c.object_names == ("ant", "bee", "cat") and c.n_objects == 3
+    assert read_names(table) == ("ant", "bee", "cat")
+    assert read_names(_write(tmp_path, "name\nant\nbee\n", "plain.txt")) == ("ant", "bee")  # one a line, as before
+    gap = _write(tmp_path, "index0,name\n0,ant\n2,cat\n", "gap.csv")
+    with pytest.raises(InvalidComparisonsError, match=r"gap.csv line 3: index0 2, but names are given by position"):
+        read_comparisons(path, names=gap)
+    one_based = _write(tmp_path, "object,name\n2,bee\n1,ant\n3,cat\n", "one.csv")
+    assert read_names(one_based, index_base=1) == ("ant", "bee", "cat")
+    c = read_comparisons(_write(tmp_path, "anchor,closer,farther\n1,2,3\n3,2,1\n", "v1.csv"), names=one_based,
+                         index_base=1)
+    assert c.object_names == ("ant", "bee", "cat") and c.triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
+
+
 def test_a_mechanical_turk_batch_file_reads_once_its_columns_are_named(tmp_path):
     path = _write(tmp_path, "HITId,WorkerId,Input.head,Input.left,Input.right,Answer.choice\n"
                             "h1,w1,a.jpg,b.jpg,c.jpg,c.jpg\nh2,w2,b.jpg,a.jpg,c.jpg,a.jpg\n")

@@ -3,7 +3,6 @@ command runs, so that ``roembed --help`` loads neither pandas nor scikit-learn).
 from __future__ import annotations
 
 import filecmp
-import io
 import time
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
-from ..data.io import NAME_COLUMNS, numbered_name_lines, read_text, sniff_separator, table_parse_error
+from ..data.io import NAME_COLUMNS, read_text
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
@@ -31,85 +30,24 @@ per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at
 
 
 def read_names_file(path: Path, encoding: str = "utf-8", index_base: int = 0):
-    """Object names: a file with one name per line, or a table (CSV/TSV with a header)
-    whose ``name``-like column gives them, in the order of its id column if any (:func:`_names_order`).
-    The column is the first of :data:`NAME_COLUMNS` in that order, then of the other columns not all numbers,
-    whose names are distinct (names must be: THINGS' table has ``word`` with two "bat"s, and
-    ``uniqueID``); when none is, the first, and a repeated name is an error naming its two lines."""
+    """Object names from ``--names`` (:func:`roembed.data.io.names_from_text`), its problems as :class:`BadInput`."""
+    from ..data.io import names_from_text
+
     text = _small_text(path, encoding)
-    first = text.split("\n", 1)[0]
-    if "\t" not in first and "," not in first and ";" not in first:
-        lines, names = map(list, zip(*numbered_name_lines(text))) if text.strip() else ([], [])
-    else:
-        table = _small_table(text, path)
-        lines = np.arange(2, len(table) + 2)
-        key, order = _names_order(path, table, index_base)
-        table, lines = table.iloc[order], lines[order]
-        rest = [c for c in table.columns if c != key]
-        named = {c.lower(): c for c in reversed(rest)}  # the first of a repeated spelling
-        candidates = ([named[n] for n in NAME_COLUMNS if n in named]
-                      + [c for c in rest if c.lower() not in NAME_COLUMNS and not table[c].str.fullmatch(r"\d+").all()])
-        column = next((c for c in candidates if table[c].is_unique), candidates[0] if candidates else None)
-        if column is None:
-            raise BadInput(f"{path} line 1: no column of object names (columns: {', '.join(table.columns)})")
-        names = table[column].tolist()
-    repeated = pd.Index(names).duplicated()
-    if repeated.any():
-        k = int(np.flatnonzero(repeated)[0])
-        raise BadInput(f"{path} line {lines[k]}: object name {names[k]!r} again (first on line "
-                       f"{lines[names.index(names[k])]}): names must be distinct")
-    return names
-
-
-#: A names table's id columns and the number each counts from (None: as the comparisons, ``--index-base``).
-NAME_ID_COLUMNS = {"index0": 0, "index1": 1, "index": None, "object": None}
-
-
-def _names_order(path: Path, table: pd.DataFrame, index_base: int) -> tuple[str | None, np.ndarray]:
-    """``(key, order)``: a names table's id column (the first of :data:`NAME_ID_COLUMNS`; ``index``/``object``
-    only where every value is a whole number, else they may hold the names) and the order of its rows by it.
-    Names are given by position, so the ids must number the rows ``base, base + 1, ...`` in some order: an id
-    missing, repeated or past the end had given the next objects their neighbours' names, quietly (sixty-first
-    session); each is a line naming the row.  No id column: the file's order."""
-    columns = {c.strip().lower(): c for c in reversed(list(table.columns))}
-    key = next((columns[k] for k in NAME_ID_COLUMNS if k in columns
-                and (NAME_ID_COLUMNS[k] is not None or table[columns[k]].str.strip().str.fullmatch(r"\d+").all())),
-               None)
-    if key is None:
-        return None, np.arange(len(table))
-    index = pd.to_numeric(table[key].str.strip(), errors="coerce")
-    if index.isna().any() or (index != index.round()).any():
-        r = int(np.flatnonzero((index.isna() | (index != index.round())).to_numpy())[0])
-        raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not a number")
-    fixed = NAME_ID_COLUMNS[key.strip().lower()]
-    base = index_base if fixed is None else fixed
-    values = index.to_numpy().astype(np.int64)
-    seen = pd.Index(values).duplicated()
-    if seen.any():
-        r = int(np.flatnonzero(seen)[0])
-        raise BadInput(f"{path} line {r + 2}: {key} {values[r]} again (first on line "
-                       f"{int(np.flatnonzero(values == values[r])[0]) + 2}): each object's name once")
-    outside = (values < base) | (values >= base + len(values))
-    if outside.any():
-        r = int(np.flatnonzero(outside)[0])
-        missing = np.setdiff1d(np.arange(base, base + len(values)), values)
-        raise BadInput(f"{path} line {r + 2}: {key} {values[r]}, but names are given by position: the {len(values)} "
-                       f"rows must number the objects {base}-{base + len(values) - 1} ({key} {missing[0]} has no row)"
-                       + (" (--index-base 1 counts them from 1)" if fixed is None and base == 0 and values.min() == 1
-                          else ""))
-    return key, np.argsort(values, kind="stable")
+    try:
+        return list(names_from_text(text, path, index_base))
+    except InvalidComparisonsError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _small_table(text: str, path: Path) -> pd.DataFrame:
-    """A names or labels table (CSV/TSV with a header) as text columns; a row of another width is an error
-    naming its line."""
+    """:func:`roembed.data.io.small_table`, its problems as :class:`BadInput`."""
+    from ..data.io import small_table
+
     try:
-        return pd.read_csv(io.StringIO(text), sep=sniff_separator(path, text.split("\n", 1)[0]), dtype=str,
-                           keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        raise BadInput(f"{path}: empty") from None
-    except pd.errors.ParserError as exc:
-        raise BadInput(str(table_parse_error(exc, path, 1, comparisons=False))) from None
+        return small_table(text, path)
+    except InvalidComparisonsError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encoding: str = "utf-8", columns=None,

@@ -229,11 +229,96 @@ def numbered_name_lines(text: str) -> list[tuple[int, str]]:
     return lines[1:] if lines and _norm(lines[0][1]) in NAME_COLUMNS else lines
 
 
-def read_names(source) -> tuple[str, ...]:
-    """Object names from a sequence or a text file with one name per line (blank lines skipped)."""
+def read_names(source, *, encoding: str = "utf-8", index_base: int = 0) -> tuple[str, ...]:
+    """Object names from a sequence, or from a file (:func:`names_from_text`): one name per line, or a table.
+    ``index_base``: where the table's ids are ``index`` or ``object``, the number they count from."""
     if isinstance(source, (str, Path)):
-        source = name_lines(read_text(source))
+        source = names_from_text(read_text(source, encoding), source, index_base)
     return check_names(source)
+
+
+def names_from_text(text: str, path, index_base: int = 0) -> tuple[str, ...]:
+    """Object names from a file's text: one name per line (blank lines skipped, a first line naming a name column
+    dropped), or a table (CSV/TSV with a header) whose ``name``-like column gives them, in the order of its id
+    column if any (:func:`_names_order`).  The column is the first of :data:`NAME_COLUMNS` in that order, then of
+    the other columns not all numbers, whose names are distinct (names must be: THINGS' table has ``word`` with
+    two "bat"s, and ``uniqueID``); when none is, the first, and a repeated name is an error naming its two lines.
+    A table given to the Python reader was read a line a name, its header the first object (sixty-first session)."""
+    first = text.split("\n", 1)[0]
+    if "\t" not in first and "," not in first and ";" not in first:
+        lines, names = map(list, zip(*numbered_name_lines(text))) if text.strip() else ([], [])
+    else:
+        table = small_table(text, path)
+        lines = np.arange(2, len(table) + 2)
+        key, order = _names_order(path, table, index_base)
+        table, lines = table.iloc[order], lines[order]
+        rest = [c for c in table.columns if c != key]
+        named = {c.lower(): c for c in reversed(rest)}  # the first of a repeated spelling
+        candidates = ([named[n] for n in NAME_COLUMNS if n in named]
+                      + [c for c in rest if c.lower() not in NAME_COLUMNS and not table[c].str.fullmatch(r"\d+").all()])
+        column = next((c for c in candidates if table[c].is_unique), candidates[0] if candidates else None)
+        if column is None:
+            raise InvalidComparisonsError(f"{path} line 1: no column of object names (columns: "
+                                          f"{', '.join(table.columns)})")
+        names = table[column].tolist()
+    repeated = pd.Index(names).duplicated()
+    if repeated.any():
+        k = int(np.flatnonzero(repeated)[0])
+        raise InvalidComparisonsError(f"{path} line {lines[k]}: object name {names[k]!r} again (first on line "
+                                      f"{lines[names.index(names[k])]}): names must be distinct")
+    return tuple(names)
+
+
+#: A names table's id columns and the number each counts from (None: as the comparisons, ``index_base``).
+NAME_ID_COLUMNS = {"index0": 0, "index1": 1, "index": None, "object": None}
+
+
+def _names_order(path, table: pd.DataFrame, index_base: int) -> tuple[str | None, np.ndarray]:
+    """``(key, order)``: a names table's id column (the first of :data:`NAME_ID_COLUMNS`; ``index``/``object``
+    only where every value is a whole number, else they may hold the names) and the order of its rows by it.
+    Names are given by position, so the ids must number the rows ``base, base + 1, ...`` in some order: an id
+    missing, repeated or past the end had given the next objects their neighbours' names, quietly (sixty-first
+    session); each is an error naming the row.  No id column: the file's order."""
+    columns = {c.strip().lower(): c for c in reversed(list(table.columns))}
+    key = next((columns[k] for k in NAME_ID_COLUMNS if k in columns
+                and (NAME_ID_COLUMNS[k] is not None or table[columns[k]].str.strip().str.fullmatch(r"\d+").all())),
+               None)
+    if key is None:
+        return None, np.arange(len(table))
+    index = pd.to_numeric(table[key].str.strip(), errors="coerce")
+    if index.isna().any() or (index != index.round()).any():
+        r = int(np.flatnonzero((index.isna() | (index != index.round())).to_numpy())[0])
+        raise InvalidComparisonsError(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not a number")
+    fixed = NAME_ID_COLUMNS[key.strip().lower()]
+    base = index_base if fixed is None else fixed
+    values = index.to_numpy().astype(np.int64)
+    seen = pd.Index(values).duplicated()
+    if seen.any():
+        r = int(np.flatnonzero(seen)[0])
+        raise InvalidComparisonsError(f"{path} line {r + 2}: {key} {values[r]} again (first on line "
+                                      f"{int(np.flatnonzero(values == values[r])[0]) + 2}): each object's name once")
+    outside = (values < base) | (values >= base + len(values))
+    if outside.any():
+        r = int(np.flatnonzero(outside)[0])
+        missing = np.setdiff1d(np.arange(base, base + len(values)), values)
+        raise InvalidComparisonsError(
+            f"{path} line {r + 2}: {key} {values[r]}, but names are given by position: the {len(values)} rows must "
+            f"number the objects {base}-{base + len(values) - 1} ({key} {missing[0]} has no row)"
+            + (" (--index-base 1 / index_base=1 counts them from 1)" if fixed is None and base == 0 and values.min() == 1
+               else ""))
+    return key, np.argsort(values, kind="stable")
+
+
+def small_table(text: str, path) -> pd.DataFrame:
+    """A names or labels table (CSV/TSV with a header) as text columns; a row of another width is an error
+    naming its line."""
+    try:
+        return pd.read_csv(io.StringIO(text), sep=sniff_separator(Path(path), text.split("\n", 1)[0]), dtype=str,
+                           keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise InvalidComparisonsError(f"{path}: empty") from None
+    except pd.errors.ParserError as exc:
+        raise InvalidComparisonsError(str(table_parse_error(exc, Path(path), 1, comparisons=False))) from None
 
 
 def _mixed_width_error(frame: pd.DataFrame, where: RowLocator) -> None:
@@ -809,7 +894,8 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
     ``format``: ``"auto"`` (by column names), ``"triplets"``, ``"quadruplets"``,
     ``"salmon"`` or ``"odd-one-out"``.  Object ids in the file may be integer indices
     or names (string ids, read without the spaces around them); names become ``object_names``, in the order of ``names``
-    (a sequence or a file with one name per line) when given, else sorted.
+    (a sequence, or a file: one name per line, or a table whose name column gives them, :func:`read_names`) when
+    given, else sorted.
     ``columns``: a dict renaming (``{"rater": "annotator"}``) or dropping (``{"x": None}``)
     columns, or a list naming the columns of a file without a header (a first line equal to the list
     is read as the header).  Columns that are
@@ -845,7 +931,7 @@ def read_comparisons(path, format: str = "auto", names=None, on_invalid: str = "
             raise FileNotFoundError(missing_file(p))
     _repeated_files(paths)
     if names is not None:
-        names = read_names(names)
+        names = read_names(names, encoding=encoding, index_base=index_base)
     if len(paths) == 1 and _is_parquet(paths[0]):
         stored = _stored(paths[0])
         if names is None and stored.get("object_names") is not None:
