@@ -5,6 +5,8 @@ no GUI backend and no global state) and saved atomically with :func:`save_figure
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Sequence
 
@@ -87,6 +89,31 @@ def _category_colours(labels: Sequence, max_categories: int):
     colour_of = {c: palette[t % len(palette)] for t, c in enumerate(top)}
     cats = labels.where(labels.isin(top), OTHER)
     return cats.to_numpy(), colour_of
+
+
+def labels_per_object(labels, keys: Sequence) -> list[str]:
+    """One label per object (:func:`label_text`) from ``labels``: a sequence in the objects' order, or a mapping or
+    a pandas Series (not on a plain ``RangeIndex``) from each object's key in ``keys`` (its name, else its number)
+    to its label, aligned so (objects without a key unlabelled).  A Series read from a table in another order than
+    the objects' gave each object another's label by position; a path was read as its characters ("got 53 labels
+    for 412 objects")."""
+    n = len(keys)
+    if isinstance(labels, (str, bytes, os.PathLike)):
+        raise TypeError(f"labels: got a text or path ({str(labels)!r}); give one label per object (a list), or a "
+                        f"mapping or pandas Series from object name to label, e.g. "
+                        f"pd.read_csv(path, sep='\\t').set_index('name')['genre']")
+    if isinstance(labels, Mapping) or (isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex)):
+        given = dict(labels.items())
+        found = [next((given[k] for k in (key, str(key)) if k in given), None) for key in keys]
+        if given and all(v is None for v in found):
+            raise ValueError(f"labels: none of its {len(given)} keys ({next(iter(given))!r}"
+                             f"{', ...' if len(given) > 1 else ''}) is an object's name or number"
+                             + (f" ({keys[0]!r}, ...)" if n else ""))
+        return [label_text(v) for v in found]
+    labels = list(labels)
+    if len(labels) != n:
+        raise ValueError(f"got {len(labels)} labels for {n} objects")
+    return [label_text(v) for v in labels]
 
 
 def label_text(value) -> str:
@@ -179,7 +206,8 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     """Scatter of the embedding (first two coordinates; PCA for p > 2; a ranked dot plot at p = 1).
 
     ``names`` label up to ``max_labels`` points that do not overlap; ``labels`` (one
-    category per object, e.g. a genre; a list of them counts by its first) colour the points, the
+    category per object, e.g. a genre; a list of them counts by its first; or keyed by name,
+    :func:`labels_per_object`) colour the points, the
     ``max_categories`` most frequent get a colour and a legend entry, the rest are grey "other".
     ``uncertainty`` (a :class:`~roembed.uncertainty.BootstrapResult` or
     :class:`~roembed.sandwich.LocalUncertaintyResult` of this embedding) draws
@@ -201,9 +229,7 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
         else:
             _draw_regions(ax, X, uncertainty, only)
     if labels is not None:
-        if len(labels) != n:
-            raise ValueError(f"got {len(labels)} labels for {n} objects")
-        labels = [label_text(v) for v in labels]
+        labels = labels_per_object(labels, list(names) if names is not None else list(range(n)))
         values = numeric_labels(labels, max_categories)
         if values is not None:  # a scale, with the objects without a value grey
             none = np.isnan(values)

@@ -275,6 +275,26 @@ def test_report_labels_match_objects_as_the_fit_does(tmp_path, base):
                      for o, (name, label) in enumerate(zip(fitted["name"], fitted["label"]))]
 
 
+def test_labels_keyed_by_name_are_aligned_to_the_objects(fitted, run_folder, tmp_path):
+    """``labels=`` a pandas Series read from a table in another order than the objects (its index the names) gave
+    each object another's label by position; a path was read as its characters ("got 53 labels for 20 objects")."""
+    est, _ = fitted
+    kinds = pd.Series({f"item{o:02d}": f"k{o % 3}" for o in reversed(range(N))})  # the table's order, reversed
+    page = write_report(est, tmp_path / "s.html", labels=kinds).read_text(encoding="utf-8")
+    assert all(f"<li>item{o:02d} <small>(k{o % 3})</small>" in page for o in range(N))
+    partial = {f"item{o:02d}": f"k{o % 3}" for o in range(5)}  # a dict; the objects without a key unlabelled
+    page = write_report(run_folder, tmp_path / "d.html", labels=partial).read_text(encoding="utf-8")
+    assert "<li>item04 <small>(k1)</small>" in page and "<li>item05 <small>" not in page
+    with pytest.raises(TypeError, match=r"labels: got a text or path \('genres.tsv'\); give one label per object"):
+        write_report(est, tmp_path / "p.html", labels="genres.tsv")
+    with pytest.raises(ValueError, match=r"none of its 1 keys \('rock'\) is an object's name or number"):
+        write_report(est, tmp_path / "n.html", labels={"rock": "x"})
+    from roembed.plotting import labels_per_object
+
+    assert labels_per_object(pd.Series(["a", "b"]), ["x", "y"]) == ["a", "b"]  # a plain RangeIndex: by position
+    assert labels_per_object(pd.Series(["a", "b"], index=[1, 0]), [0, 1]) == ["b", "a"]  # by number
+
+
 def test_roembed_report_thumbnails_that_are_no_folder_get_one_line(run_folder, tmp_path):
     """Was Python's "TypeError: 'PosixPath' object is not iterable" (a path that is no folder was read as a list)."""
     one_line_error(report(run_folder, "-o", tmp_path / "t.html", "--thumbnails", tmp_path / "nope"),

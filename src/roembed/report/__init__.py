@@ -30,8 +30,9 @@ def write_report(source, path, *, labels=None, label_title: str | None = None, t
     source : fitted estimator or path
         An estimator with ``embedding_`` and ``graph_`` (robust ones add ``gamma_``
         and annotators), or a folder written by ``roembed fit``.
-    labels : sequence, optional
-        One category per object to colour by (estimator only; a run folder has its own).
+    labels : sequence, mapping or pandas Series, optional
+        One category per object to colour by, in the objects' order, or keyed by object name (else number), as
+        :func:`roembed.plotting.labels_per_object` aligns them; over a run folder's own labels.
     label_title : str, optional
         Name of the label (the legend's title).
     thumbnails : folder, or sequence of URLs/paths, optional
@@ -87,7 +88,9 @@ def _data(source, **options) -> ReportData:
                             "a run folder has its own")
         data = read_run(source)
         if options.get("labels") is not None:
-            data.objects["label"] = labels_column(options["labels"], len(data.objects))
+            objects = data.objects
+            named = objects["name"].astype(str).str.len().gt(0).all()
+            data.objects["label"] = labels_column(options["labels"], objects["name" if named else "object"].tolist())
         return data
     if not hasattr(source, "embedding_") or not hasattr(source, "graph_"):
         raise TypeError(f"write_report needs a fitted estimator or a run folder, got {type(source).__name__}")

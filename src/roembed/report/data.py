@@ -91,7 +91,7 @@ def embedding_frame(estimator, object_ids=None, groups=None, labels=None) -> pd.
     frame = pd.DataFrame({"object": np.arange(len(X)) if object_ids is None else np.asarray(object_ids),
                           "name": list(names)})
     if labels is not None:
-        frame["label"] = labels_column(labels, len(X))
+        frame["label"] = labels_column(labels, list(estimator.object_names_ or frame["object"]))
     frame["n_responses"] = responses_per_object(estimator)
     if groups is not None and groups.max() > 0:
         frame["group"] = groups
@@ -179,15 +179,12 @@ def comparisons_per_object(comparisons: pd.DataFrame, n: int) -> np.ndarray:
     return np.bincount(ids[ids >= 0], minlength=n)
 
 
-def labels_column(labels, n: int) -> list[str]:
-    if labels is None:
-        return [""] * n
-    labels = list(labels)
-    if len(labels) != n:
-        raise ValueError(f"got {len(labels)} labels for {n} objects")
-    from ..plotting import label_text
+def labels_column(labels, keys) -> list[str]:
+    """The ``label`` column: :func:`roembed.plotting.labels_per_object` for objects known by ``keys`` (each
+    object's name, else its number)."""
+    from ..plotting import labels_per_object
 
-    return [label_text(v) for v in labels]
+    return [""] * len(keys) if labels is None else labels_per_object(labels, list(keys))
 
 
 def _as_text(values) -> np.ndarray:
