@@ -125,6 +125,21 @@ def test_frame_names_and_invalid_rows():
     assert c.triplets.tolist() == [[0, 1, 2]] and c.object_names == tuple(NAMES)
 
 
+def test_names_given_as_a_text_or_path_are_refused():
+    """``from_frame(frame, names="names.txt")`` failed with "object name '/' appears more than once in names", and
+    ``Comparisons(rows, object_names="abc")`` named three objects a, b and c: a text is no sequence of names."""
+    from pathlib import Path
+
+    frame = pd.DataFrame({"anchor": [0, 1], "closer": [1, 2], "farther": [2, 0]})
+    for names in ("names.txt", Path("names.txt"), "abc"):
+        with pytest.raises(TypeError, match=r"names: got a text or path \('(names.txt|abc)'\); give a sequence of "
+                                            r"names \(a names file: roembed.data.read_names\(path\)"):
+            from_frame(frame, names=names)
+    with pytest.raises(TypeError, match=r"object_names: got a text or path \('abc'\)"):
+        Comparisons([[0, 1, 2]], object_names="abc")
+    assert Comparisons([[0, 1, 2]], object_names=["a", "b", "c"]).object_names == ("a", "b", "c")
+
+
 @pytest.mark.parametrize("index, said", [
     ([10, 12, 14, 16], "row with index 14"),  # a filtered table: frame.loc[14], not the row at position 2
     (["a", "b", "c", "d"], "row with index 'c'"),

@@ -24,7 +24,7 @@ import pandas as pd
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
 from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_positions,
-                         check_quadruplets, check_weights, count_noun, index_array)
+                         check_quadruplets, check_weights, count_noun, index_array, names_sequence)
 
 
 def index_dtype(largest: int):
@@ -229,7 +229,7 @@ class Comparisons:
         if quads.shape[1] == 3:
             quads = quads[:, [0, 1, 0, 2]]
         if object_names is not None:
-            object_names = tuple(str(s) for s in object_names)
+            object_names = names_sequence(object_names)
             if n_objects is None:
                 n_objects = len(object_names)
             elif n_objects != len(object_names):

@@ -21,6 +21,7 @@ from .._warn import warn
 from .comparisons import Comparisons
 from .validation import (
     InvalidComparisonsError, InvalidRowsError, RowLocator, SkipReport, check_weights, index_array, invalid_quadruplet_rows,
+    names_sequence,
 )
 
 __all__ = [
@@ -438,7 +439,7 @@ def check_names(names) -> tuple[str, ...] | None:
     """Object names as a tuple of distinct strings (None stays None)."""
     if names is None:
         return None
-    names = tuple(str(s) for s in names)
+    names = names_sequence(names, "names")
     seen = pd.Index(names)
     if seen.has_duplicates:
         raise InvalidComparisonsError(f"object name {seen[seen.duplicated()][0]!r} appears more than once in names")

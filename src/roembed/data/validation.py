@@ -7,6 +7,7 @@ readers drops such rows instead, and reports how many and which.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -238,6 +239,15 @@ def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
         raise InvalidComparisonsError(f"{where(r)}: gold is {g[r]:g}, expected 1 (right), 0 (wrong) or empty "
                                       "(not a known-answer question)")
     return g
+
+
+def names_sequence(names, what: str = "object_names") -> tuple[str, ...]:
+    """``names`` (a sequence) as a tuple of texts.  A text or path is refused: read as a sequence, ``"names.txt"``
+    named nine objects after its letters (or, repeating "/", failed on a puzzle)."""
+    if isinstance(names, (str, bytes, os.PathLike)):
+        raise TypeError(f"{what}: got a text or path ({str(names)!r}); give a sequence of names (a names file: "
+                        f"roembed.data.read_names(path), or read_comparisons(..., names=path))")
+    return tuple(str(s) for s in names)
 
 
 def check_annotators(annotator, m: int, where: RowLocator | None = None) -> np.ndarray:
