@@ -101,7 +101,7 @@ def test_row_locator_names_file_lines_and_expanded_rows():
 
 
 def test_drop_unused_objects_renumbers_in_order_and_keeps_names():
-    c = Comparisons([[4, 1, 2], [2, 4, 1]], n_objects=6, object_names="abcdef", annotator=["x", "y"])
+    c = Comparisons([[4, 1, 2], [2, 4, 1]], n_objects=6, object_names=list("abcdef"), annotator=["x", "y"])
     d = c.drop_unused_objects()
     assert c.used_objects.tolist() == [1, 2, 4]
     assert d.n_objects == 3 and d.object_names == ("b", "c", "e") and d.triplets.tolist() == [[2, 0, 1], [1, 2, 0]]
