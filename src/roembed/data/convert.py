@@ -795,7 +795,8 @@ class ComparisonsBuilder:
         raise InvalidComparisonsError(
             f"{self.source}: its object indices run up to {len(given)} and none is 0, with {len(given)} names "
             f"given: the file counts objects from 1, and read from 0 every name would belong to the next object; "
-            f"read it with --index-base 1 / index_base=1")
+            f"read it with --index-base 1 / index_base=1 (if it does count from 0, the rows naming {len(given)} lie "
+            f"past the names: give {len(given) + 1} names, or drop those rows)")
 
     def _from_base(self, codes: np.ndarray, problems: _RowProblems) -> np.ndarray:
         """Indices counted from ``index_base`` as 0-based codes (an index below the base flagged)."""
