@@ -223,6 +223,15 @@ def test_thumbnails_are_embedded(fitted, tmp_path):
         column = thumbnail_column(images, data.objects.assign(name="", object=np.arange(100, 100 + N)))
     assert [bool(c) for c in column] == [False, True, True] + [False] * (N - 3)
     assert column[1] == thumbnail_column([images / "101.png"] + [""] * (N - 1), data.objects)[0]
+    # objects named by their image files (salmon's and Mechanical Turk's exports), or by paths to them
+    named = data.objects.assign(name=["item03.jpg", "uploads/5.png"] + [f"x{o}.gif" for o in range(N - 2)],
+                                object=np.arange(300, 300 + N))
+    with pytest.warns(DataWarning, match=f"{N - 2} of {N} objects"):
+        column = thumbnail_column(images, named)
+    assert column[:2] == [thumbnail_column([images / "item03.jpg"] + [""] * (N - 1), data.objects)[0],
+                          thumbnail_column([images / "5.png"] + [""] * (N - 1), data.objects)[0]]
+    with pytest.raises(ValueError, match=r"no image is named after an object \(e.g. 'a.gif' or '200.png'\)"):
+        thumbnail_column(images, data.objects.assign(name=["a.gif"] * N, object=np.arange(200, 200 + N)))
 
 
 

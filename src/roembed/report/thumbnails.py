@@ -14,7 +14,8 @@ SIZE = 128
 def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[str]:
     """One image reference per object for the hover tooltip.
 
-    ``source`` is a folder, whose image named after an object (``<name>.png``, ``<name>.jpg``, ... or
+    ``source`` is a folder, whose image named after an object (``<name>.png``, ``<name>.jpg``, ..., the name
+    itself where it is a file name, ``cat.jpg``, as salmon's and Mechanical Turk's exports name objects, or
     ``<object index>.<suffix>``, the number also zero-padded, ``00123.jpg``, as image sets number their files
     and as the reader keeps ids ``00123``: the number 123) is shrunk to ``size`` pixels
     and embedded as a data URI, so the report stays self-contained; or a sequence
@@ -24,18 +25,22 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
     n = len(objects)
     if isinstance(source, (str, Path)) and Path(source).is_dir():
         folder = Path(source)
-        files = {p.stem: p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES}
-        if not files:
+        images = [p for p in sorted(folder.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES]
+        if not images:
             raise ValueError(f"{folder}: no images ({', '.join(IMAGE_SUFFIXES)})")
+        by_file = {p.name: p for p in images}  # objects named by their image file, as crowd exports name them
+        files = {p.stem: p for p in images}
         padded = {}  # "00123" -> 123; an exact name or number is looked up first
         for stem, p in files.items():
             if stem.isascii() and stem.isdigit():
                 padded.setdefault(int(stem), p)
-        found = [files.get(str(name)) or files.get(str(o)) or _numbered(padded, o)
+        found = [_by_name(by_file, files, str(name)) or files.get(str(o)) or _numbered(padded, o)
                  for o, name in zip(objects["object"], objects["name"])]
         if not any(found):
-            raise ValueError(f"{folder}: no image is named after an object (e.g. {objects['name'].iloc[0]!r}"
-                             f"{''.join(IMAGE_SUFFIXES[:1])} or 0{IMAGE_SUFFIXES[0]})")
+            name = str(objects["name"].iloc[0]) if n else ""
+            example = name if Path(name).suffix.lower() in IMAGE_SUFFIXES else f"{name}{IMAGE_SUFFIXES[0]}"
+            raise ValueError(f"{folder}: no image is named after an object (e.g. {example!r} or "
+                             f"'{objects['object'].iloc[0] if n else 0}{IMAGE_SUFFIXES[0]}')")
         _warn_missing(folder, objects, found)
         return [embed_image(p, size) if p is not None else "" for p in found]
     if isinstance(source, (str, Path)):  # a path, but no folder
@@ -51,6 +56,14 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
             entry = embed_image(Path(entry), size)
         out.append(entry)
     return out
+
+
+def _by_name(by_file: dict, by_stem: dict, name: str):
+    """The image of an object named ``name``: the file of that name (``cat.jpg``; of a path, its last part), else
+    the file whose name less its suffix is ``name`` (``cat`` -> ``cat.png``)."""
+    if not name:
+        return None
+    return by_file.get(name) or by_file.get(Path(name).name) or by_stem.get(name)
 
 
 def _numbered(padded: dict, obj):
