@@ -88,3 +88,15 @@ def test_the_music_triplets_read_from_matlab_equal_the_csv_copy():
     np.testing.assert_array_equal(mat.triplets, csv.triplets)
     with pytest.raises(roembed.InvalidComparisonsError, match=r"music_labels.mat: a MATLAB v7.3 \(HDF5\) file"):
         roembed.read_comparisons(path / "music_labels.mat")
+
+
+def test_a_loader_given_a_file_of_its_folder_says_to_give_the_folder(tmp_path):
+    """``load_music(".../music_triplets_0based.csv")`` said "music_triplets_0based.csv: missing
+    music_triplets_0based.csv, artist_names.tsv (is this the right data folder?)"."""
+    (tmp_path / "artist_genres.tsv").write_text("index0\tname\tgenres\n0\ta\trock\n")
+    with pytest.raises(FileNotFoundError, match=r"artist_genres.tsv: a file; give the data folder that holds it "
+                                                 r"\(.*\), with artist_genres.tsv"):
+        roembed.load_music_genres(tmp_path / "artist_genres.tsv")
+    with pytest.raises(FileNotFoundError, match=r"missing answers_processed_train.json, material_names.txt \(is this "
+                                                 r"the right data folder\?\)"):
+        roembed.load_material(tmp_path)

@@ -25,7 +25,12 @@ __all__ = ["load_music", "load_music_genres", "load_material", "load_things"]
 
 
 def _folder(path, required: tuple[str, ...]) -> Path:
+    """The data folder ``path``, which holds the files ``required``.  A file of it given instead (a natural
+    slip: it said "music_triplets_0based.csv: missing music_triplets_0based.csv") is named as such."""
     path = Path(path).expanduser()
+    if path.is_file():
+        raise FileNotFoundError(f"{path}: a file; give the data folder that holds it ({path.parent}), with "
+                                f"{', '.join(required)}")
     missing = [name for name in required if not (path / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{path}: missing {', '.join(missing)} (is this the right data folder?)")
