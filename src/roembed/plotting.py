@@ -91,25 +91,27 @@ def _category_colours(labels: Sequence, max_categories: int):
     return cats.to_numpy(), colour_of
 
 
-def labels_per_object(labels, keys: Sequence) -> list[str]:
+def labels_per_object(labels, names: Sequence | None, numbers: Sequence | None = None) -> list[str]:
     """One label per object (:func:`label_text`) from ``labels``: a sequence in the objects' order, or a mapping or
-    a pandas Series (not on a plain ``RangeIndex``) from each object's key in ``keys`` (its name, else its number)
-    to its label, aligned so (objects without a key unlabelled).  A Series read from a table in another order than
-    the objects' gave each object another's label by position; a path was read as its characters ("got 53 labels
-    for 412 objects")."""
-    n = len(keys)
+    a pandas Series (not on a plain ``RangeIndex``) from each object's name (``names``), else its number
+    (``numbers``, by default 0, 1, ...), to its label, aligned so (objects without a key unlabelled).  A Series read
+    from a table in another order than the objects' gave each object another's label by position; a path was read
+    as its characters ("got 53 labels for 412 objects")."""
+    numbers = list(range(len(names))) if numbers is None else list(numbers)
+    n = len(numbers)
     if isinstance(labels, (str, bytes, os.PathLike)):
         raise TypeError(f"labels: got a text or path ({str(labels)!r}); give one label per object (a list), or a "
                         f"mapping or pandas Series from object name to label, e.g. "
                         f"pd.read_csv(path, sep='\\t').set_index('name')['genre']")
     if isinstance(labels, Mapping) or (isinstance(labels, pd.Series) and not isinstance(labels.index, pd.RangeIndex)):
         given = dict(labels.items())
-        found = [next((given[k] for k in (key, str(key)) if k in given), None) for key in keys]
-        if given and all(v is None for v in found):
-            raise ValueError(f"labels: none of its {len(given)} keys ({next(iter(given))!r}"
-                             f"{', ...' if len(given) > 1 else ''}) is an object's name or number"
-                             + (f" ({keys[0]!r}, ...)" if n else ""))
-        return [label_text(v) for v in found]
+        for keys in ([list(names)] if names is not None else []) + [numbers]:
+            found = [next((given[k] for k in (key, str(key)) if k in given), None) for key in keys]
+            if not given or any(v is not None for v in found):
+                return [label_text(v) for v in found]
+        example = f" ({names[0] if names is not None else numbers[0]!r}, ...)" if n else ""
+        raise ValueError(f"labels: none of its {len(given)} keys ({next(iter(given))!r}"
+                         f"{', ...' if len(given) > 1 else ''}) is an object's name or number{example}")
     labels = list(labels)
     if len(labels) != n:
         raise ValueError(f"got {len(labels)} labels for {n} objects")
@@ -229,7 +231,7 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
         else:
             _draw_regions(ax, X, uncertainty, only)
     if labels is not None:
-        labels = labels_per_object(labels, list(names) if names is not None else list(range(n)))
+        labels = labels_per_object(labels, names, range(n))
         values = numeric_labels(labels, max_categories)
         if values is not None:  # a scale, with the objects without a value grey
             none = np.isnan(values)

@@ -301,7 +301,8 @@ def test_labels_keyed_by_name_are_aligned_to_the_objects(fitted, run_folder, tmp
     from roembed.plotting import labels_per_object
 
     assert labels_per_object(pd.Series(["a", "b"]), ["x", "y"]) == ["a", "b"]  # a plain RangeIndex: by position
-    assert labels_per_object(pd.Series(["a", "b"], index=[1, 0]), [0, 1]) == ["b", "a"]  # by number
+    assert labels_per_object(pd.Series(["a", "b"], index=[1, 0]), None, [0, 1]) == ["b", "a"]  # by number
+    assert labels_per_object({11: "b", 10: "a"}, ["x", "y"], [10, 11]) == ["a", "b"]  # named objects, by number
 
 
 def test_roembed_report_thumbnails_that_are_no_folder_get_one_line(run_folder, tmp_path):

@@ -89,8 +89,9 @@ def _data(source, **options) -> ReportData:
         data = read_run(source)
         if options.get("labels") is not None:
             objects = data.objects
-            named = objects["name"].astype(str).str.len().gt(0).all()
-            data.objects["label"] = labels_column(options["labels"], objects["name" if named else "object"].tolist())
+            names = objects["name"].astype(str).tolist()
+            data.objects["label"] = labels_column(options["labels"], names if any(names) else None,
+                                                  objects["object"].tolist())
         return data
     if not hasattr(source, "embedding_") or not hasattr(source, "graph_"):
         raise TypeError(f"write_report needs a fitted estimator or a run folder, got {type(source).__name__}")

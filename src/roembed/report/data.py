@@ -91,7 +91,7 @@ def embedding_frame(estimator, object_ids=None, groups=None, labels=None) -> pd.
     frame = pd.DataFrame({"object": np.arange(len(X)) if object_ids is None else np.asarray(object_ids),
                           "name": list(names)})
     if labels is not None:
-        frame["label"] = labels_column(labels, list(estimator.object_names_ or frame["object"]))
+        frame["label"] = labels_column(labels, estimator.object_names_, frame["object"].tolist())
     frame["n_responses"] = responses_per_object(estimator)
     if groups is not None and groups.max() > 0:
         frame["group"] = groups
@@ -179,12 +179,12 @@ def comparisons_per_object(comparisons: pd.DataFrame, n: int) -> np.ndarray:
     return np.bincount(ids[ids >= 0], minlength=n)
 
 
-def labels_column(labels, keys) -> list[str]:
-    """The ``label`` column: :func:`roembed.plotting.labels_per_object` for objects known by ``keys`` (each
-    object's name, else its number)."""
+def labels_column(labels, names, numbers) -> list[str]:
+    """The ``label`` column: :func:`roembed.plotting.labels_per_object` for the objects of these ``names`` (or
+    None) and ``numbers``."""
     from ..plotting import labels_per_object
 
-    return [""] * len(keys) if labels is None else labels_per_object(labels, list(keys))
+    return [""] * len(numbers) if labels is None else labels_per_object(labels, names, numbers)
 
 
 def _as_text(values) -> np.ndarray:
