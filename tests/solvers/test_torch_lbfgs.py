@@ -111,6 +111,14 @@ def test_missing_cuda_fails_loudly():
         resolve_device("cuda")
 
 
+def test_a_device_torch_does_not_know_is_named_with_the_ones_it_does():
+    """``roembed fit --device gpu`` printed torch's list of two dozen device types (ipu, xpu, mkldnn, opengl...)."""
+    with pytest.raises(RuntimeError, match=r"^'gpu' is no device torch knows: cpu, cuda \(or cuda:0, cuda:1, \.\.\.\), "
+                                           r"mps$"):
+        resolve_device("gpu")
+    assert resolve_device("cpu").type == "cpu"
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("p, n_edges", [(3, 1), (10, 5000), (50, 4097)])
 def test_triton_kernels_give_the_eager_value_and_gradient(p, n_edges):  # pragma: no cover - needs a GPU

@@ -48,7 +48,10 @@ def import_torch():
 def resolve_device(device=None):
     """A ``torch.device`` (default: CUDA when available, else CPU); fails loudly if it does not exist."""
     torch = import_torch()
-    dev = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
+    try:
+        dev = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
+    except RuntimeError:  # torch's own words list two dozen device types
+        raise RuntimeError(f"{device!r} is no device torch knows: cpu, cuda (or cuda:0, cuda:1, ...), mps") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {str(dev)!r} requested but torch sees no CUDA device")
     if dev.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
