@@ -56,7 +56,10 @@ query (``copies``, see :func:`resample`), not as one query with twice the votes,
 regions too small (measured in docs/uncertainty.md).
 
 What no resampling can see is the estimator's bias: where contamination distorts the
-full fit, every replicate is distorted alike.  Measured coverage is in ``docs/uncertainty.md``.
+full fit, every replicate is distorted alike.  Measured coverage of nominal 90% regions
+(``docs/uncertainty.md``; 100 objects, 10,000 triplets, 20 seeds): 0.89-0.90 at p = 2, 0.96 at p = 10, and at
+p = 1 only 0.82-0.84 (3 seeds): there the data are dense enough (about 100 queries a coordinate) for the regions
+to shrink faster than the fit's bias, and an interval understates the error by about a quarter of its width.
 
 Without refitting: :func:`roembed.sandwich.local_uncertainty` reads per-object covariances off the
 curvature of the fitted objective; its results share :class:`UncertaintyRegions` with
