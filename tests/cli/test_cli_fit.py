@@ -175,6 +175,10 @@ def test_names_come_from_the_first_name_column_whose_names_are_distinct(files, t
     one_column = tmp_path / "one.csv"  # pd.Series(names, name="name").to_csv(index=False): a header, then names
     one_column.write_text("Name\nbat1\nbat2\n")
     assert read_names_file(one_column) == ["bat1", "bat2"]  # was ["Name", "bat1", "bat2"]: every name one off
+    pd.Series(["bat1", "bat2"]).to_csv(one_column, index=False)  # a Series without a name: header "0"
+    assert one_column.read_text().splitlines()[0] == "0" and read_names_file(one_column) == ["bat1", "bat2"]
+    one_column.write_text("0\n1\n2\n")  # numbers as names: all kept
+    assert read_names_file(one_column) == ["0", "1", "2"]
 
 
 def test_a_names_tables_ids_must_number_its_rows(tmp_path):

@@ -224,9 +224,15 @@ def name_lines(text: str) -> list[str]:
 
 
 def numbered_name_lines(text: str) -> list[tuple[int, str]]:
-    """:func:`name_lines` with the file line (from 1) of each name."""
+    """:func:`name_lines` with the file line (from 1) of each name.  A first line ``0`` above names that are not
+    all numbers is the header pandas writes for a Series without a name (``pd.Series(names).to_csv(index=False)``),
+    dropped too: read as a name, it shifted every name by one object."""
     lines = [(k, line.strip()) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    return lines[1:] if lines and _norm(lines[0][1]) in NAME_COLUMNS else lines
+    if not lines:
+        return lines
+    first = lines[0][1]
+    unnamed_series = first == "0" and not all(re.fullmatch(r"-?\d+", name) for _, name in lines[1:])
+    return lines[1:] if _norm(first) in NAME_COLUMNS or unnamed_series else lines
 
 
 def read_names(source, *, encoding: str = "utf-8", index_base: int = 0) -> tuple[str, ...]:
