@@ -217,16 +217,11 @@ def read_text(path, encoding: str = "utf-8") -> str:
 NAME_COLUMNS = ("name", "names", "object_name", "word", "object", "label", "item")
 
 
-def name_lines(text: str) -> list[str]:
-    """The names of a text with one name per line: each stripped, blank lines skipped, and a first line that is a
-    name column's header (:data:`NAME_COLUMNS`) dropped: read as a name, it shifted every name by one object."""
-    return [name for _, name in numbered_name_lines(text)]
-
-
 def numbered_name_lines(text: str) -> list[tuple[int, str]]:
-    """:func:`name_lines` with the file line (from 1) of each name.  A first line ``0`` above names that are not
-    all numbers is the header pandas writes for a Series without a name (``pd.Series(names).to_csv(index=False)``),
-    dropped too: read as a name, it shifted every name by one object."""
+    """The names of a text with one name per line, with the file line (from 1) of each: each stripped, blank lines
+    skipped, and a first line that is a column's header dropped (read as a name, it shifted every name by one
+    object): a name column's (:data:`NAME_COLUMNS`), or ``0`` above names that are not all numbers, the header
+    pandas writes for a Series without a name (``pd.Series(names).to_csv(index=False)``)."""
     lines = [(k, line.strip()) for k, line in enumerate(text.splitlines(), start=1) if line.strip()]
     if not lines:
         return lines
