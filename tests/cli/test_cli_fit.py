@@ -367,6 +367,11 @@ def test_labels_of_a_file_counting_from_one_go_to_the_objects_they_name(files, t
     assert result.exit_code == 0, result.stderr
     emb = pd.read_csv(tmp_path / "out2" / "embedding.csv", keep_default_na=False)
     assert emb["label"].tolist() == [f"k{o % 2}" for o in range(25)]
+    by_index1 = write(tmp_path, "index1,kind\n" + "".join(f"{o + 1},j{o % 4}\n" for o in range(25)), "i1.csv")
+    result = run(csv, "--labels", by_index1, "--method", "soe", "--out", tmp_path / "out3")  # a 0-based file
+    assert result.exit_code == 0, result.stderr
+    emb = pd.read_csv(tmp_path / "out3" / "embedding.csv", keep_default_na=False)
+    assert emb["label"].tolist() == [f"j{o % 4}" for o in range(25)]  # index1 counts from 1: was one off
     report = CliRunner().invoke(main, ["report", str(tmp_path / "out2"), "--labels", str(labels),
                                        "-o", str(tmp_path / "r.html")])
     assert report.exit_code == 0, report.stderr

@@ -119,8 +119,8 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
     comparisons have no row (they are drawn as unlabelled; a table that spells the names otherwise matches few)
     or several rows that disagree (the first counts), and the column read.  Rows are matched to objects by a
     column of object names (the one matching most names) or else by an integer index column
-    (``index0``/``index``/``object``, else the first column; ``index0`` counts from 0 even where the comparisons
-    count from ``index_base`` = 1, the others as the comparisons do, as ``embedding.csv``'s ``object``; the
+    (``index0``/``index1``/``index``/``object``, else the first column; ``index0`` counts from 0 and ``index1``
+    from 1 whatever the comparisons do, the others as the comparisons do, as ``embedding.csv``'s ``object``; the
     numbers such comparisons keep as names are no names to match).  Without ``column``,
     the one column that is neither of these nor a names column is read (``index0, name, genres``: genres); with
     two or more, the user names one.  Multi-valued labels (``"rock;pop"``) keep their first value."""
@@ -135,7 +135,8 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
     if names is not None:
         wanted = set(names)
         # index0 counts from 0 whatever the file does: never names, even where --index-base 1 made "1", "2"... names
-        hits = {c: table[c].isin(wanted).sum() for c in table.columns if c != column and c.strip().lower() != "index0"}
+        hits = {c: table[c].isin(wanted).sum() for c in table.columns
+                if c != column and c.strip().lower() not in ("index0", "index1")}
         if hits and max(hits.values()) > 0:
             key, by_name = max(hits, key=hits.get), True
     if key is None:
@@ -148,7 +149,7 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
         values = [lookup.get(name, "") for name in names]
         has_row = np.isin(np.asarray(names, dtype=object), table[key].to_numpy(dtype=object))
     else:
-        base = 0 if key.strip().lower() == "index0" else index_base
+        base = {"index0": 0, "index1": 1}.get(key.strip().lower(), index_base)
         index = pd.to_numeric(table[key], errors="coerce") - base
         bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
         if bad.any():
@@ -187,7 +188,7 @@ def _conflicting_rows(path: Path, table: pd.DataFrame, key: str, column: str) ->
             f"{', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''}): each object's first row is used"]
 
 
-INDEX_COLUMNS = ("index0", "index", "object")
+INDEX_COLUMNS = ("index0", "index1", "index", "object")
 
 
 def check_label_options(labels, label_column) -> None:
