@@ -49,6 +49,18 @@ def test_round_trip_with_names_and_metadata(tmp_path, quads, suffix):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]  # atomic write leaves no temporaries
 
 
+@pytest.mark.parametrize("first", ["0", "name", "Smith, J.", "a\tb"])
+def test_a_names_file_round_trips_whatever_the_first_name(tmp_path, first):
+    """The names file held one name a line: a first name "0" or "name" was then dropped as a header, and one with a
+    comma or a tab made the file read as a table; it is written below a ``name`` header now."""
+    names = (first, "cat", "dog")
+    c = Comparisons([[0, 1, 2], [2, 1, 0]], object_names=names)
+    path = write_comparisons(c, tmp_path / "c.csv", names_path=tmp_path / "names.txt")
+    assert (tmp_path / "names.txt").read_text().splitlines()[0] == "name"
+    back = read_comparisons(path, names=tmp_path / "names.txt")
+    assert back.object_names == names and back.triplets.tolist() == [[0, 1, 2], [2, 1, 0]]
+
+
 def test_csv_round_trip_without_a_names_file_keeps_names(tmp_path):
     c = _comparisons(TRIPLETS)
     path = write_comparisons(c, tmp_path / "c.csv")

@@ -982,7 +982,8 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
     Columns are those of :func:`roembed.data.convert.to_frame`; with ``names=True``
     the object columns hold object names when there are any.  Parquet also stores
     ``n_objects`` and all object names, so it round-trips exactly.  A CSV keeps only the
-    objects that occur; pass ``names_path`` to also write the names (one per line) and
+    objects that occur; pass ``names_path`` to also write the names (one per line, below a ``name`` header, so
+    that a first name such as ``0``, ``name`` or ``Smith, J.`` is not read as a header or a table) and
     read them back with ``read_comparisons(path, names=names_path)`` for an exact round trip.
     """
     path = Path(path).expanduser()
@@ -1003,5 +1004,5 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
         if comparisons.object_names is None:
             raise InvalidComparisonsError("names_path given but the comparisons have no object names")
         with atomic_write(Path(names_path).expanduser(), encoding="utf-8") as fh:
-            fh.write("".join(f"{name}\n" for name in comparisons.object_names))
+            fh.write("name\n" + "".join(f"{name}\n" for name in comparisons.object_names))
     return path
