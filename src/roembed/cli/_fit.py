@@ -15,7 +15,7 @@ from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT
 from ..data.diagnostics import object_groups
-from ..data.io import NAME_COLUMNS, read_text
+from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
@@ -134,9 +134,10 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
     key, by_name = None, False
     if names is not None:
         wanted = set(names)
-        # index0 counts from 0 whatever the file does: never names, even where --index-base 1 made "1", "2"... names
-        hits = {c: table[c].isin(wanted).sum() for c in table.columns
-                if c != column and c.strip().lower() not in ("index0", "index1")}
+        # index0 and index1 count as they say whatever the file does: never names, even where --index-base 1 made
+        # "1", "2"... names
+        fixed = {k for k, base in NAME_ID_COLUMNS.items() if base is not None}
+        hits = {c: table[c].isin(wanted).sum() for c in table.columns if c != column and c.strip().lower() not in fixed}
         if hits and max(hits.values()) > 0:
             key, by_name = max(hits, key=hits.get), True
     if key is None:
@@ -149,7 +150,7 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
         values = [lookup.get(name, "") for name in names]
         has_row = np.isin(np.asarray(names, dtype=object), table[key].to_numpy(dtype=object))
     else:
-        base = {"index0": 0, "index1": 1}.get(key.strip().lower(), index_base)
+        base = id_base(key, index_base)
         index = pd.to_numeric(table[key], errors="coerce") - base
         bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
         if bad.any():
@@ -188,7 +189,7 @@ def _conflicting_rows(path: Path, table: pd.DataFrame, key: str, column: str) ->
             f"{', '.join(seen[:3])}{', ...' if len(seen) > 3 else ''}): each object's first row is used"]
 
 
-INDEX_COLUMNS = ("index0", "index1", "index", "object")
+INDEX_COLUMNS = tuple(NAME_ID_COLUMNS)
 
 
 def check_label_options(labels, label_column) -> None:

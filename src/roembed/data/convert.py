@@ -757,7 +757,7 @@ class ComparisonsBuilder:
             self.zero_seen |= bool((codes == 0).any())
             self.out_max = max(self.out_max, int(ints[out].max()) if out.any() else -1)
             from_one = (self.ids.given is not None and not self.index_base and out.any()
-                        and ints[out].max() == bound and not (codes == 0).any())
+                        and self.out_max == bound and not self.zero_seen)
             problems.flag(out, "object index out of range " + (
                 f"(n_objects={bound})" if self.ids.given is None else
                 f"(names were given for {bound} objects: indices {self.index_base}-{self.index_base + bound - 1}"

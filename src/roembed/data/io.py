@@ -270,8 +270,15 @@ def names_from_text(text: str, path, index_base: int = 0) -> tuple[str, ...]:
     return tuple(names)
 
 
-#: A names table's id columns and the number each counts from (None: as the comparisons, ``index_base``).
+#: A names or labels table's id columns and the number each counts from (None: as the comparisons, ``index_base``).
 NAME_ID_COLUMNS = {"index0": 0, "index1": 1, "index": None, "object": None}
+
+
+def id_base(column: str, index_base: int) -> int:
+    """The number the ids in a table's ``column`` count from (:data:`NAME_ID_COLUMNS`; any other column: as the
+    comparisons do)."""
+    fixed = NAME_ID_COLUMNS.get(column.strip().lower())
+    return index_base if fixed is None else fixed
 
 
 def _names_order(path, table: pd.DataFrame, index_base: int) -> tuple[str | None, np.ndarray]:
@@ -291,7 +298,7 @@ def _names_order(path, table: pd.DataFrame, index_base: int) -> tuple[str | None
         r = int(np.flatnonzero((index.isna() | (index != index.round())).to_numpy())[0])
         raise InvalidComparisonsError(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not a number")
     fixed = NAME_ID_COLUMNS[key.strip().lower()]
-    base = index_base if fixed is None else fixed
+    base = id_base(key, index_base)
     values = index.to_numpy().astype(np.int64)
     seen = pd.Index(values).duplicated()
     if seen.any():
