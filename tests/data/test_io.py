@@ -1,6 +1,7 @@
 """Reading and writing comparison files: round trips, detection, and errors that name the line."""
 import io
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -455,6 +456,28 @@ def test_unknown_columns_get_one_hint(tmp_path, text, hint):
         read_comparisons(_write(tmp_path, text))
     hints = ("rename them", "the first line looks like data", "Mechanical Turk", "a file of names without a header")
     assert [h for h in hints if h in str(info.value)] == [hint]
+
+
+@pytest.mark.parametrize("header, suggested", [
+    ("HITId,WorkerId,Input.anchor,Input.left_image,Input.right_image,Answer.choice",
+     "input.anchor=head,input.left_image=left,input.right_image=right,answer.choice=winner"),
+    ("HITId,WorkerId,Input.Query,Input.Left,Input.Right,Answer.Selected",
+     "input.query=head,input.left=left,input.right=right,answer.selected=winner"),
+    # two answer columns and no head word: the roles it cannot place keep the example's names
+    ("HITId,Input.x,Input.left,Input.right,Answer.a,Answer.b", "Input.head=head,input.left=left,input.right=right,"
+     "Answer.choice=winner"),
+])
+def test_mechanical_turk_hint_names_the_files_own_columns(tmp_path, header, suggested):
+    """The hint for a Mechanical Turk batch names the file's own columns, so that the mapping it gives, pasted
+    back, reads the file where every role was placed."""
+    rows = "".join(f"h{n},w{n % 3},{n % 5},{(n + 1) % 5},{(n + 2) % 5},{(n + 1 + n % 2) % 5}\n" for n in range(20))
+    path = _write(tmp_path, header + "\n" + rows)
+    with pytest.raises(InvalidComparisonsError, match="e.g. roembed fit --columns " + re.escape(suggested) + " "):
+        read_comparisons(path)
+    if "Input.head" not in suggested:
+        mapping = dict(item.split("=") for item in suggested.split(","))
+        comparisons = read_comparisons(path, columns=mapping)
+        assert len(comparisons) == 20 and comparisons.annotator is not None
 
 
 def _odd_one_out_rows(base: int, annotators: bool, m: int = 30) -> str:

@@ -277,8 +277,7 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
         + ("; the first line looks like data: name the columns of a file without a header (roembed fit "
            "--columns, or columns=[...] in Python)" if looks_like_data else "")
         + (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed fit "
-           "--columns Input.head=head,Input.left=left,Input.right=right,Answer.choice=winner (columns={...} in "
-           "Python)" if mturk else "")
+           f"--columns {_mturk_roles(mturk)} (columns={{...}} in Python)" if mturk else "")
         + ("; to read a file whose columns have other names, rename them, e.g. roembed fit --columns "
            "query=anchor,similar=closer,dissimilar=farther (columns={...} in Python)"
            if not (looks_like_data or mturk or names_as_header) else "")
@@ -286,6 +285,24 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
            f"--columns {','.join(FORMATS['triplets'][0] if len(columns) == 3 else FORMATS['quadruplets'][0])} "
            "(columns=[...] in Python)" if names_as_header else "")
     )
+
+
+#: Suffixes of a Mechanical Turk batch's ``Input.*`` column that hold the shown object comparisons are made to.
+_MTURK_HEAD = ("head", "anchor", "center", "centre", "query", "target", "reference", "probe", "main")
+
+
+def _mturk_roles(mturk: Sequence[str]) -> str:
+    """A ``--columns`` value naming salmon's roles of a Mechanical Turk batch's ``Input.*`` / ``Answer.*``
+    columns (normalised names), guessed from their suffixes: the one holding a head word is ``head``, those
+    holding ``left`` / ``right`` are ``left`` / ``right``, a single answer column is ``winner``. A role it cannot
+    place keeps the generic example's column name."""
+    inputs = [c for c in mturk if c.startswith("input.")]
+    answers = [c for c in mturk if c.startswith("answer.")]
+    roles = {"head": next((c for c in inputs if c.split(".", 1)[1] in _MTURK_HEAD), "Input.head"),
+             "left": next((c for c in inputs if "left" in c.split(".", 1)[1]), "Input.left"),
+             "right": next((c for c in inputs if "right" in c.split(".", 1)[1]), "Input.right"),
+             "winner": answers[0] if len(answers) == 1 else "Answer.choice"}
+    return ",".join(f"{column}={role}" for role, column in roles.items())
 
 
 class _RowProblems:
