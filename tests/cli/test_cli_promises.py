@@ -445,6 +445,71 @@ def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
     assert "\r" not in err  # plain lines, no carriage-return redraws
 
 
+def test_progress_names_the_solve_whose_objective_it_shows(monkeypatch, capsys):
+    """A default fit runs several solves (restarts at p <= 2, the tuning's candidates, the final fit), each with
+    its own objective: every iteration runs inside a named phase, in the fit's order, and the plain progress line
+    says which phase its objective belongs to (a bare "objective" rising from line to line looked like a fit
+    going wrong)."""
+    import roembed.cli._report as report
+    from roembed import RobustOrdinalEmbedding
+    from roembed.solvers.progress import _OBSERVERS, current_phase, observe_iterations, phase
+
+    data = make_synthetic(n_objects=30, dim=2, n_train=600, n_validation=10, rate=0.2, model="unanimous",
+                          random_state=0)
+    seen = []
+    with observe_iterations(lambda _it, _value: seen.append(current_phase())):
+        RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+    phases = list(dict.fromkeys(seen))
+    assert "" not in phases
+    assert phases[0] == "restarts" and phases[-1] == "final fit", phases
+    assert any(p.startswith("choosing soe, ") for p in phases) and any(p.startswith("choosing tste, ") for p in phases)
+    assert seen.index("final fit") > max(i for i, p in enumerate(seen) if p.startswith("choosing"))
+
+    now = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    with report.progress(True, "fit robust", every=5.0):
+        observer = _OBSERVERS.get()[0]
+        with phase("restarts"):
+            for it in range(1, 30):  # one iteration every 1/8 s: exact in binary
+                now[0] += 0.125
+                observer(it, 0.2)
+        with phase("final fit"):
+            for it in range(1, 60):
+                now[0] += 0.125
+                observer(it, 0.3)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == ["fit robust (restarts): 8 iterations, 8 it/s, objective 0.2",
+                     "fit robust (final fit): 48 iterations, 8 it/s, objective 0.3",
+                     "fit robust (final fit): 88 iterations, 8 it/s, objective 0.3",
+                     "fit robust: done, 88 iterations in 11.0 s"]
+
+
+def test_progress_bar_on_a_terminal_names_the_phase(monkeypatch):
+    """On a terminal the tqdm bar's description follows the phase, written once (tqdm's ``set_description``
+    appends its own ": ", which doubled the colon)."""
+    import io
+
+    import roembed.cli._report as report
+    from roembed.solvers.progress import _OBSERVERS, phase
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with report.progress(True, "fit robust"):
+        observer = _OBSERVERS.get()[0]
+        for label in ("restarts", "final fit"):
+            with phase(label):
+                for it in range(3):
+                    time.sleep(0.4)  # past tqdm's one-second delay and its refresh interval
+                    observer(it, 0.5)
+    shown = terminal.getvalue().replace("\r", "\n")
+    assert "fit robust (restarts): " in shown and "fit robust (final fit): " in shown
+    assert "): :" not in shown
+
+
 def test_progress_rate_counts_from_the_first_iteration_and_short_fits_stay_quiet(monkeypatch, capsys):
     """Setup before the first iteration (checks, aggregation) is not in the rate, a lone first iteration
     after a slow setup is not reported as the whole fit, and a fit under a second writes nothing."""

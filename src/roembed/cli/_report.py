@@ -215,7 +215,7 @@ def progress(enabled: bool, description: str, every: float = 5.0):
     if not enabled:
         yield
         return
-    from ..solvers.progress import observe_iterations
+    from ..solvers.progress import current_phase, observe_iterations
 
     if not sys.stderr.isatty():
         plain = _PlainProgress(description, every)
@@ -226,7 +226,13 @@ def progress(enabled: bool, description: str, every: float = 5.0):
     from tqdm.auto import tqdm
 
     with tqdm(desc=description, unit=" it", delay=1.0, file=sys.stderr, leave=False) as bar:
+        shown = [description]
+
         def update(_iteration, value):
+            label = _labelled(description, current_phase())
+            if label != shown[0]:
+                bar.set_description_str(label, refresh=False)
+                shown[0] = label
             bar.update(1)
             bar.set_postfix(objective=f"{value:.5g}", refresh=False)
 
@@ -234,11 +240,18 @@ def progress(enabled: bool, description: str, every: float = 5.0):
             yield
 
 
+def _labelled(description: str, phase: str) -> str:
+    """``fit robust (choosing tste, vote)``: the objective shown is that of the solve running now, and a fit
+    runs several (restarts, the tuning's candidates, the final fit), each with its own objective."""
+    return f"{description} ({phase})" if phase else description
+
+
 class _PlainProgress:
-    """``fit robust: 240 iterations, 61 it/s, objective 0.01234`` every few seconds, for non-terminals;
-    once a line was written, a last one when the fit ends (``fit robust: done, 1204 iterations in 9.8 s``),
-    so a log never ends on a count taken mid-fit.  The rate counts from the first iteration (the data
-    checks and the aggregation before it are not iterations)."""
+    """``fit robust (final fit): 240 iterations, 61 it/s, objective 0.01234`` every few seconds, for
+    non-terminals (iterations and rate counted over the whole fit, the objective that of the solve named in
+    brackets, :func:`~roembed.solvers.progress.phase`); once a line was written, a last one when the fit ends
+    (``fit robust: done, 1204 iterations in 9.8 s``), so a log never ends on a count taken mid-fit.  The rate
+    counts from the first iteration (the data checks and the aggregation before it are not iterations)."""
 
     def __init__(self, description: str, every: float):
         import time
@@ -250,14 +263,16 @@ class _PlainProgress:
         self.count, self.first, self.printed = 0, None, False
 
     def __call__(self, _iteration, value) -> None:
+        from ..solvers.progress import current_phase
+
         self.count += 1
         now = self.clock()
         if self.first is None:
             self.first = now
         if now >= self.next and self.count >= 2:
             rate = (self.count - 1) / max(now - self.first, 1e-9)
-            click.echo(f"{self.description}: {self.count} iterations, {rate:.3g} it/s, objective {value:.5g}",
-                       err=True)
+            click.echo(f"{_labelled(self.description, current_phase())}: {self.count} iterations, {rate:.3g} it/s, "
+                       f"objective {value:.5g}", err=True)
             self.next, self.printed = now + self.every, True
 
     def close(self) -> None:

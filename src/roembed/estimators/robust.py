@@ -48,6 +48,7 @@ from ..losses import CrowdKernel, Loss, TStudent, get_loss
 from ..metrics import edge_agreement
 from ..model_selection import GroupedKFold, holdout_mask
 from ..solvers import STOPPABLE
+from ..solvers.progress import phase
 from .base import check_param
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
@@ -331,7 +332,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _fit_graph(self, graph: ComparisonGraph) -> None:
         """Annotator types (when ids exist); the "auto" parameters chosen on a validation split;
         then the stages on every comparison."""
-        graph, self.annotator_types_, annotator_iter, heterogeneity_p, gold_error = self._annotator_stage(graph)
+        with phase("annotator types"):
+            graph, self.annotator_types_, annotator_iter, heterogeneity_p, gold_error = self._annotator_stage(graph)
         start = self._start(graph)
         restarts, restarted = self._restarts(graph, start)
         X0 = restarts.X
@@ -346,13 +348,14 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             settings = dataclasses.replace(settings, n_init=self._n_init(graph))
         continued = candidate is not None and len(graph) >= CONTINUE_EDGES
         basins, final_start = (), 0
-        if continued:
-            state = continue_fit(problem, settings, candidate)
-        else:
-            state = fit_robust(problem, settings, X0, STAGES[:-1])
-            basins = state.basins or restarts.basins  # the chosen loss's own restarts' minima, else the first's
-            state, final_start = lowest_final(problem, settings, state, basins)
-            state = stage_shifts(problem, settings, state)
+        with phase("final fit"):
+            if continued:
+                state = continue_fit(problem, settings, candidate)
+            else:
+                state = fit_robust(problem, settings, X0, STAGES[:-1])
+                basins = state.basins or restarts.basins  # the chosen loss's own restarts' minima, else the first's
+                state, final_start = lowest_final(problem, settings, state, basins)
+                state = stage_shifts(problem, settings, state)
         # the per-edge arrays of the solve (loss weights, the graph's edge objects) are freed before the outlier
         # table is built; the edge objects are computed again if something asks
         state, problem = dataclasses.replace(state, objective=None), None
@@ -413,8 +416,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                       **(dict(refine=None, refine_alpha=None) if is_auto(self.refine) else {}))
         settings = [self._settings(graph, loss, c["refine"], c["alpha"], c["refine_alpha"]) for c in (chosen, ridged)]
         folds = GroupedKFold(RIDGE_CHECK_FOLDS, groups=graph.response_query, random_state=self.random_state)
-        gains = ridge_check(graph, loss, chosen["weighting"], self.two_sided, settings, start,
-                            folds.split(graph.comparisons))
+        with phase("ridge check"):
+            gains = ridge_check(graph, loss, chosen["weighting"], self.two_sided, settings, start,
+                                folds.split(graph.comparisons))
         gain = round(float(np.mean(gains)), 12)  # folds that tie (+x and -x) keep the choice, whatever the last bit
         return (ridged if gain > 0 else chosen), gain
 
@@ -434,7 +438,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         start = FitState(X=X0)
         if self.n_components == 1 and not isinstance(self.init, np.ndarray):  # a start the user gave is kept
             start = lifted_start(problem, settings, X0)
-        return stage_plain(problem, settings, start), losses[0]
+        with phase("restarts"):
+            return stage_plain(problem, settings, start), losses[0]
 
     def _candidate_lists(self, graph: ComparisonGraph):
         """The candidate losses, weightings (distinct on this graph) and (refine, refine_alpha) pairs, and the
@@ -582,7 +587,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             if len(graph) >= CONTINUE_EDGES:  # a screen: the final fit continues the winner to tol (continue_fit)
                 screened = dataclasses.replace(settings, solve=dict(settings.solve,
                                                                     tol=max(settings.solve["tol"], SCREEN_TOL)))
-            state = fit_robust(problem, screened, X0, STAGES[:-2])  # plain, penalty, robust
+            with phase(f"choosing {loss_name}, {weighting}"):
+                state = fit_robust(problem, screened, X0, STAGES[:-2])  # plain, penalty, robust
             states[loss_name, weighting] = (problem, settings, state)  # its refinements run to tol
             record(dict(loss=loss_name, weighting=weighting, refine=None, refine_alpha=None,
                         score=held_out_score(state.X), given_up=False,
@@ -602,9 +608,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 continue  # no evidence of contamination: the refinement is a robustness device
             problem, settings, state = states[top["loss"], weighting]
             for slope, ridge in refines[1:]:
-                score, given_up, refined = refine_candidate(problem, dataclasses.replace(settings, refine=slope,
-                                                                                         refine_alpha=ridge),
-                                                            state, held_out_score, max(r["score"] for r in results))
+                with phase(f"choosing {top['loss']}, {weighting}, refined at slope {slope:g}"):
+                    score, given_up, refined = refine_candidate(
+                        problem, dataclasses.replace(settings, refine=slope, refine_alpha=ridge), state,
+                        held_out_score, max(r["score"] for r in results))
                 record(dict(top, refine=slope, refine_alpha=ridge, score=score, given_up=given_up), refined)
         best = chosen_candidate(results)
         # a refinement set by the user is not tuned: the candidates are judged unrefined, the final fit refines

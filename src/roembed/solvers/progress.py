@@ -2,7 +2,9 @@
 
 Solvers call one ``callback(iteration, value)``; :func:`roembed.solvers.solve` is the
 only place that turns it into the user's callback plus every observer registered
-with :func:`observe_iterations`.
+with :func:`observe_iterations`.  Estimators that run several solves in one fit (restarts, the
+candidates of a tuning, a final fit) name each with :func:`phase`, which observers read with
+:func:`current_phase`: a progress line then says which solve its objective belongs to.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import contextlib
 import contextvars
 
 _OBSERVERS: contextvars.ContextVar = contextvars.ContextVar("roembed_iteration_observers", default=())
+_PHASE: contextvars.ContextVar = contextvars.ContextVar("roembed_fit_phase", default="")
 
 
 @contextlib.contextmanager
@@ -21,6 +24,21 @@ def observe_iterations(observer):
         yield
     finally:
         _OBSERVERS.reset(token)
+
+
+@contextlib.contextmanager
+def phase(label: str):
+    """Names the solves run inside the block (``"restarts"``, ``"choosing t-STE, vote"``, ``"final fit"``)."""
+    token = _PHASE.set(label)
+    try:
+        yield
+    finally:
+        _PHASE.reset(token)
+
+
+def current_phase() -> str:
+    """The label of the innermost :func:`phase` block, ``""`` outside any."""
+    return _PHASE.get()
 
 
 def reporter(callback=None):
