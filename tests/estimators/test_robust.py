@@ -233,6 +233,6 @@ def test_a_stage_that_did_not_converge_is_reported_with_its_own_reason(monkeypat
         est = RobustOrdinalEmbedding(2, loss="soe", weighting="net", lam=1.0, refine=2.0, n_init=1,
                                      random_state=0).fit(data.train)
     said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
-    assert said == ["RobustOrdinalEmbedding: the robust stage did not converge in 1000 iterations (stopped here by "
+    assert said == ["RobustOrdinalEmbedding: the robust stage did not converge in 3000 iterations (stopped here by "
                     "the test); increase max_iter"], said
     assert est.chosen_params_["refine"] == 2.0  # a later stage ran, and converged with a message of its own

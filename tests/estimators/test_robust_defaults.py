@@ -788,3 +788,26 @@ def test_t_ste_has_p_minus_1_degrees_of_freedom_up_to_three():
         warnings.simplefilter("ignore")
         est = RobustOrdinalEmbedding(5, loss="tste", refine=None, random_state=0).fit(data.train)
     assert est._fitted_objective()[1].loss.alpha == robust.TSTE_MAX_DOF
+
+
+def test_the_default_converges_on_scarce_real_data():
+    """1,000 random music triplets over 412 artists at p = 2: with the iteration limit of 1,000 a solve the final
+    robust stage stopped unconverged and warned (the user was told to raise ``--max-iter`` on a plain file); the
+    default's 3,000 converges."""
+    from pathlib import Path
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from roembed import read_comparisons
+
+    path = Path(__file__).resolve().parents[2].parent / "shared/data/music-aset400-ste/music_triplets_0based.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        triplets = np.asarray(read_comparisons(path, on_invalid="skip").triplets)
+    train = triplets[np.random.default_rng(300).permutation(len(triplets))[:1000]]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RobustOrdinalEmbedding(2, random_state=0).fit(train)
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]

@@ -201,7 +201,14 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         The solver's tolerance (:class:`LossEmbedding`); ``"auto"``: 1e-9, or CKL's own 1e-6 where the data
         cannot pin the map down (:meth:`_loose`).  On graphs of ``CONTINUE_EDGES`` edges or more the tuning's
         robust candidates stop at ``max(tol, SCREEN_TOL)``; the final fit runs to ``tol``.
-    init_scale, max_iter, random_state, verbose : see :class:`LossEmbedding`
+    max_iter : int
+        The iteration limit of each solve (each stage of each restart, candidate and the final fit).  3,000:
+        at 1,000 the final robust stage stopped unconverged, with a warning, in 5 of 12 fits of 1,500 or 3,000
+        music triplets at p = 2 (t-STE with its faint ridge, objects in few comparisons still moving), and
+        every one converged by 3,000 (in up to twice the time); fits that converge stop at ``tol`` (the
+        synthetic protocol, 80% of the music set and 10^5-10^8 comparisons end at the same maps), so only such
+        fits take longer (docs/default.md, "The iteration limit").
+    init_scale, random_state, verbose : see :class:`LossEmbedding`
 
     Fitted attributes besides :class:`LossEmbedding`'s and the outlier report: ``lam_``, ``chosen_params_``
     (the parameters used, "auto" resolved, ``n_init`` and ``tol`` too; ``too_few_queries``, true where
@@ -223,7 +230,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     default_init_scale = 0.1
 
     def __init__(self, n_components=2, *, loss="auto", lam="auto", nonneg=True, weighting="auto", solver="lbfgs",
-                 device=None, dtype="float32", alpha="auto", max_iter=1000, tol="auto", init="plain", init_scale="auto",
+                 device=None, dtype="float32", alpha="auto", max_iter=3000, tol="auto", init="plain", init_scale="auto",
                  refine="auto", refine_alpha="auto", refine_ensemble=(1.0, 1.5), n_init="auto",
                  validation_fraction=0.2, annotators="auto", random_state=None, verbose=0):
         super().__init__(n_components, solver=solver, alpha=alpha, max_iter=max_iter, tol=tol, init_scale=init_scale,
@@ -783,7 +790,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
 
     def __init__(self, n_components=2, *, lams=(0.1, 0.3, 1.0, 3.0), losses=None, alphas=None, weightings=None,
                  refines=None, cv=3, validation=None, n_jobs=None, loss="soe", nonneg=True, weighting="vote",
-                 solver="lbfgs", device=None, dtype="float32", alpha="auto", max_iter=1000, tol="auto", init="plain",
+                 solver="lbfgs", device=None, dtype="float32", alpha="auto", max_iter=3000, tol="auto", init="plain",
                  init_scale="auto", refine=None, refine_alpha=1e-4, refine_ensemble=(1.0, 1.5), n_init="auto",
                  annotators="auto", random_state=None, verbose=0):
         self.n_components = n_components
