@@ -507,8 +507,15 @@ def test_headerless_odd_one_out_columns_are_named_for_the_user(tmp_path, base, a
         with pytest.raises(InvalidComparisonsError, match="--columns anchor,closer,farther,annotator if it holds "
                                                           "annotator ids, --columns i,j,l,k to read quadruplets"):
             read_comparisons(path)
+    with pytest.raises(InvalidComparisonsError, match="; no object id in those rows is 0: if the ids count from 1, "
+                                                      "as THINGS' do, add --index-base 1 "):
+        read_comparisons(path)  # the ids are 1-60
     read = read_comparisons(path, columns=names.split(","), odd_position_base=base)
     assert len(read) == 2 * 30 and (read.annotator is not None) is annotators  # two triplets an answer
+    zero_based = _write(tmp_path, "0\t5\t7\t1" + ("\t3" if annotators else "") + "\n" + text, "zero.tsv")
+    with pytest.raises(InvalidComparisonsError, match="as odd-one-out positions do") as info:
+        read_comparisons(zero_based)
+    assert "--index-base" not in str(info.value)  # an id 0: nothing to hint
 
 
 def test_headerless_quadruplets_and_short_files_get_no_odd_one_out_hint(tmp_path):

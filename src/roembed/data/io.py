@@ -405,7 +405,9 @@ def _first_four_whole(frame: pd.DataFrame) -> np.ndarray | None:
 def _odd_position_hint(frame: pd.DataFrame) -> str:
     """Where a headerless file's fourth column looks like odd-one-out positions (in 10 or more rows only 1-3, or
     only 0-2, beside object ids above 3 in the first three), the words naming its columns so (THINGS' export:
-    ``a, b, c, odd position from 1, subject``), starting ``"; "``; else ``""``."""
+    ``a, b, c, odd position from 1, subject``), starting ``"; "``; else ``""``.  Where no object id of those
+    rows is 0, it adds that ``--index-base 1`` reads ids counted from 1 (a hint: a 0-based file of many objects
+    may lack object 0 in its first rows; the fit warns again where no row of the whole file uses it)."""
     values = _first_four_whole(frame) if frame.shape[1] in (4, 5) else None
     if values is None or values[:, :3].max() <= 3:
         return ""
@@ -418,7 +420,9 @@ def _odd_position_hint(frame: pd.DataFrame) -> str:
             f"positions do: name the columns, roembed fit --columns {names}"
             + (" --odd-position-base 1" if base == 1 else "")
             + f" (in Python: columns=[{', '.join(repr(n) for n in names.split(','))}]"
-            + (", odd_position_base=1)" if base == 1 else ")"))
+            + (", odd_position_base=1)" if base == 1 else ")")
+            + ("; no object id in those rows is 0: if the ids count from 1, as THINGS' do, add --index-base 1 "
+               "(index_base=1)" if values[:, :3].min() >= 1 else ""))
 
 
 def _separate_ids_hint(frame: pd.DataFrame) -> str:
