@@ -68,8 +68,16 @@ def test_method_names_match_without_case_hyphens_or_underscores():
 
     assert _registered(("tste", "gnmds-p", "Two_Stage", "roe", "GNMDS"), METHODS) == \
         ("t-STE", "GNMDS-p", "two-stage", "ROE", "GNMDS")
-    with pytest.raises(click.BadParameter, match=r"unknown \['tsne'\]; registered: .*t-STE"):
+    with pytest.raises(click.BadParameter, match=r"unknown \['tsne'\]; registered: .*t-STE") as info:
         _registered(("tste", "tsne"), METHODS)
+    assert " is run by " not in str(info.value)
+    # an estimator's class name: the methods that run it, each with what it is
+    with pytest.raises(click.BadParameter) as info:
+        _registered(("RobustOrdinalEmbedding", "soe"), METHODS)
+    said = str(info.value)
+    assert "unknown ['RobustOrdinalEmbedding']" in said
+    assert said.endswith("; RobustOrdinalEmbedding is run by robust (" + METHODS["robust"].description + "), default ("
+                         + METHODS["default"].description + ")")
 
 
 @pytest.mark.parametrize("n_jobs", ["1", "2"])

@@ -62,14 +62,22 @@ def _registered(methods: tuple[str, ...], registry) -> tuple[str, ...]:
     by_key = {_key(name): name for name in registry}
     unknown = [m for m in methods if _key(m) not in by_key]
     if unknown:
-        raise click.BadParameter(f"unknown {unknown}; registered: {', '.join(registry)}", param_hint="--methods")
+        # an estimator's class name (RobustOrdinalEmbedding): the methods that run it, each with what it is
+        runs = {m: [name for name, spec in registry.items() if _key(spec.target.rpartition(":")[2]) == _key(m)]
+                for m in unknown}
+        named = "".join(f"; {m} is run by " + ", ".join(f"{name} ({registry[name].description})"
+                                                       if registry[name].description else name for name in names)
+                        for m, names in runs.items() if names)
+        raise click.BadParameter(f"unknown {unknown}; registered: {', '.join(registry)}{named}",
+                                 param_hint="--methods")
     return tuple(by_key[_key(m)] for m in methods)
 
 
 def _common(f):
     options = [
         click.option("--trials", default=20, show_default=True, type=click.IntRange(1), help="Trials per setting."),
-        click.option("--methods", default=None, help="Comma-separated method names (default: the paper's that import)."),
+        click.option("--methods", default=None, help="Comma-separated method names (default: the paper's ROE, GNMDS-p, CKL-p, STE-p; 'default' is "
+                      "RobustOrdinalEmbedding() as a user gets it; an unknown name lists them all)."),
         click.option("--n-jobs", default=1, show_default=True, type=JobsType(), help="joblib workers (-1: all cores)."),
         click.option("--seed", default=0, show_default=True, type=click.IntRange(0),  # -1 was numpy's traceback
                      help="Base seed; trial seeds derive from it."),
