@@ -76,8 +76,9 @@ def _registered(methods: tuple[str, ...], registry) -> tuple[str, ...]:
 def _common(f):
     options = [
         click.option("--trials", default=20, show_default=True, type=click.IntRange(1), help="Trials per setting."),
-        click.option("--methods", default=None, help="Comma-separated method names (default: the paper's ROE, GNMDS-p, CKL-p, STE-p; 'default' is "
-                      "RobustOrdinalEmbedding() as a user gets it; an unknown name lists them all)."),
+        click.option("--methods", default=None,
+                     help="Comma-separated method names (default: the paper's ROE, GNMDS-p, CKL-p, STE-p; 'default' "
+                          "is RobustOrdinalEmbedding() as a user gets it; an unknown name lists them all)."),
         click.option("--n-jobs", default=1, show_default=True, type=JobsType(), help="joblib workers (-1: all cores)."),
         click.option("--seed", default=0, show_default=True, type=click.IntRange(0),  # -1 was numpy's traceback
                      help="Base seed; trial seeds derive from it."),
