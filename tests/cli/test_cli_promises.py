@@ -464,6 +464,10 @@ def test_progress_names_the_solve_whose_objective_it_shows(monkeypatch, capsys):
     assert phases[0] == "restarts" and phases[-1] == "final fit", phases
     assert any(p.startswith("choosing soe, ") for p in phases) and any(p.startswith("choosing tste, ") for p in phases)
     assert seen.index("final fit") > max(i for i, p in enumerate(seen) if p.startswith("choosing"))
+    # verbose=N in Python names the solve as well
+    RobustOrdinalEmbedding(2, random_state=0, verbose=1).fit(data.train)
+    printed = [line.split("] iteration")[0] for line in capsys.readouterr().out.splitlines()]
+    assert list(dict.fromkeys(printed)) == [f"[RobustOrdinalEmbedding: {p}" for p in phases]
 
     now = [100.0]
     monkeypatch.setattr("time.monotonic", lambda: now[0])

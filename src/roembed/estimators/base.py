@@ -131,14 +131,18 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         raise NotImplementedError
 
     def _progress(self):
-        """A solver callback printing the objective every ``verbose`` iterations (None when silent)."""
+        """A solver callback printing the objective every ``verbose`` iterations (None when silent), with the
+        name of the solve it belongs to where a fit runs several (:func:`~roembed.solvers.progress.phase`)."""
         if not self.verbose:
             return None
         every = int(self.verbose)
+        from ..solvers.progress import current_phase
 
         def report(iteration, value):
             if iteration % every == 0:
-                print(f"[{type(self).__name__}] iteration {iteration}: objective {value:.6g}")
+                phase = current_phase()
+                print(f"[{type(self).__name__}{': ' + phase if phase else ''}] iteration {iteration}: "
+                      f"objective {value:.6g}")
         return report
 
     def fit_transform(self, X, y=None, sample_weight=None):
