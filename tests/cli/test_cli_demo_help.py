@@ -242,3 +242,20 @@ def test_help_loads_none_of_the_heavy_libraries(args, code, tmp_path):
                 ".": ".: not a finished roembed run (no summary.json"}
         assert shown.returncode == 2 and told[args[1]] in shown.stderr
     assert shown.stderr.strip().splitlines()[-1] == "loaded: []"
+
+
+def test_fit_help_states_each_methods_own_iteration_limit():
+    """``--max-iter`` has no default of its own (each method keeps its estimator's): the help's numbers are the
+    estimators' defaults."""
+    import re
+
+    from roembed.estimators.registry import estimator_class
+
+    text = " ".join(CliRunner().invoke(main, ["fit", "--help"]).output.split())
+    said = re.search(r"--max-iter INTEGER RANGE Iteration limit of each solve \(default: the method's own, (\d+) for "
+                     r"robust, (\d+) for roe, (\d+) for the others\)", text)
+    assert said is not None, text
+    robust, roe, others = map(int, said.groups())
+    assert estimator_class("robust")().max_iter == robust and estimator_class("roe")().max_iter == roe
+    choices = next(p for p in main.commands["fit"].params if p.name == "method").type.choices
+    assert {estimator_class(m)().max_iter for m in choices if m not in ("robust", "roe")} == {others}

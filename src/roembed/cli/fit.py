@@ -55,7 +55,9 @@ from ._options import METHODS, DimensionType, JobsType, input_paths
                    "to the training file's by name, or by index when it has none. Their error is reported "
                    "(instead of --holdout). A comparison of an object that no training comparison shows is an "
                    "error (--skip-invalid drops and reports it).")
-@click.option("--max-iter", type=click.IntRange(min=1), default=None, help="Solver iteration limit.")
+@click.option("--max-iter", type=click.IntRange(min=1), default=None,
+              help="Iteration limit of each solve (default: the method's own, 3000 for robust, 1000 for roe, "
+                   "2000 for the others).")
 @click.option("--device", default="cpu", show_default=True,
               help="Where the robust fit runs: cpu (NumPy), or a torch device such as cuda or cuda:1 "
                    "(needs PyTorch; float32, the objective through Triton's kernels on CUDA).")
