@@ -628,3 +628,14 @@ def test_a_salmon_worker_who_always_clicks_left_is_named(tmp_path):
     assert table.loc["p11", "suspect"] and table.loc["p11", "top_position"] == 0
     assert "picks screen position 0 in" in table.loc["p11", "reason"]
     assert not table.drop(index="p11")["position_biased"].any()
+
+
+@pytest.mark.parametrize("given, method", [("t-STE", "tste"), ("SOE", "soe"), ("t_ste", "tste")])
+def test_method_names_match_without_case_hyphens_or_underscores(files, given, method):
+    """``--method t-STE``, the results tables' name, was "'t-STE' is not one of ... 'tste'"; ``reproduce --methods``
+    already read it."""
+    folder, csv, _, _ = files
+    result = run(csv, "--method", given, "--out", folder / "o", "-q")
+    assert result.exit_code == 0, result.output
+    assert json.loads((folder / "o" / "summary.json").read_text())["settings"]["method"] == method
+    assert run(csv, "--method", "t-SNE", "--out", folder / "no").exit_code == 2 and not (folder / "no").exists()

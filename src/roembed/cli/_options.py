@@ -13,6 +13,14 @@ from .._io import missing_file
 METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
 
 
+class MethodChoice(click.Choice):
+    """A choice of method names matched without case, hyphens or underscores: ``--method t-STE`` (the results
+    tables' name) and ``--method TSTE`` are ``tste``, as ``reproduce --methods`` reads them."""
+
+    def normalize_choice(self, choice, ctx) -> str:
+        return super().normalize_choice(choice, ctx).lower().replace("-", "").replace("_", "")
+
+
 class BadInput(click.ClickException):
     """Bad input: one line on stderr, exit code 2."""
 

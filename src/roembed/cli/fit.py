@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._options import METHODS, DimensionType, JobsType, input_paths
+from ._options import METHODS, DimensionType, JobsType, MethodChoice, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -37,7 +37,7 @@ from ._options import METHODS, DimensionType, JobsType, input_paths
 @click.option("--names", type=click.Path(path_type=Path),
               help="Object names: one per line, or a table whose first name column with distinct names gives them "
                    "(in the order of its index0, index1, index or object column, if any).")
-@click.option("--method", type=click.Choice(sorted(METHODS)), default="robust", show_default=True,
+@click.option("--method", type=MethodChoice(sorted(METHODS)), default="robust", show_default=True,
               help="robust: the flagship robust estimator; roe: the paper's ROE; the others are the "
                    "classic non-robust losses (no outliers.csv / annotators.csv).")
 @click.option("--loss", default=None, help="Loss of the robust estimator (soe, ste, tste, gnmds, ckl, roe).")
