@@ -13,12 +13,17 @@ from .._io import missing_file
 METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
 
 
+def method_key(name: str) -> str:
+    """A method's name without case, hyphens or underscores: ``t-STE``, ``TSTE`` and ``t_ste`` are one method."""
+    return name.lower().replace("-", "").replace("_", "")
+
+
 class MethodChoice(click.Choice):
-    """A choice of method names matched without case, hyphens or underscores: ``--method t-STE`` (the results
-    tables' name) and ``--method TSTE`` are ``tste``, as ``reproduce --methods`` reads them."""
+    """A choice of method names matched by :func:`method_key`: ``--method t-STE`` (the results tables' name) and
+    ``--method TSTE`` are ``tste``, as ``reproduce --methods`` reads them."""
 
     def normalize_choice(self, choice, ctx) -> str:
-        return super().normalize_choice(choice, ctx).lower().replace("-", "").replace("_", "")
+        return method_key(super().normalize_choice(choice, ctx))
 
 
 class BadInput(click.ClickException):

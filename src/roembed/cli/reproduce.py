@@ -8,7 +8,7 @@ import click
 
 from .._warn import message_kinds
 from . import main
-from ._options import JobsType
+from ._options import JobsType, method_key
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -52,25 +52,21 @@ def _run(protocol, out: Path, models, rates, trials, methods, n_jobs, seed, retr
         click.echo(f"wrote {path}")
 
 
-def _key(name: str) -> str:
-    return name.lower().replace("-", "").replace("_", "")
-
-
 def _registered(methods: tuple[str, ...], registry) -> tuple[str, ...]:
     """The registered names of ``methods``, matched without case, hyphens or underscores: ``roembed fit --method
     tste`` and the tables' ``t-STE`` are one method (``tste`` was "unknown")."""
-    by_key = {_key(name): name for name in registry}
-    unknown = [m for m in methods if _key(m) not in by_key]
+    by_key = {method_key(name): name for name in registry}
+    unknown = [m for m in methods if method_key(m) not in by_key]
     if unknown:
         # an estimator's class name (RobustOrdinalEmbedding): the methods that run it, each with what it is
-        runs = {m: [name for name, spec in registry.items() if _key(spec.target.rpartition(":")[2]) == _key(m)]
-                for m in unknown}
+        runs = {m: [name for name, spec in registry.items()
+                    if method_key(spec.target.rpartition(":")[2]) == method_key(m)] for m in unknown}
         named = "".join(f"; {m} is run by " + ", ".join(f"{name} ({registry[name].description})"
                                                        if registry[name].description else name for name in names)
                         for m, names in runs.items() if names)
         raise click.BadParameter(f"unknown {unknown}; registered: {', '.join(registry)}{named}",
                                  param_hint="--methods")
-    return tuple(by_key[_key(m)] for m in methods)
+    return tuple(by_key[method_key(m)] for m in methods)
 
 
 def _common(f):
