@@ -80,6 +80,48 @@ def test_cblearn_agrees_with_cblearn_itself():
             assert np.array_equal(theirs[0], ours[0]) and np.array_equal(theirs[1], ours[1])
 
 
+class _COO:
+    """What roembed reads of pydata sparse's ``COO``, the type of cblearn's ``tensor-count`` result."""
+
+    def __init__(self, coords, data, shape):
+        self.coords, self.data, self.shape = np.asarray(coords), np.asarray(data), shape
+        self.ndim = len(shape)
+
+    def __array__(self, *args, **kwargs):  # as sparse.COO: no automatic densifying
+        raise RuntimeError("Cannot convert a sparse array to dense automatically.")
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_cblearn_tensor_count_is_read_sparse_or_dense(sparse):
+    """cblearn's ``tensor-count`` (an n x n x n tensor of signed response counts, sparse as cblearn returns it)
+    was "Cannot convert a sparse array to dense automatically" from ``fit``; its entries are ``list-count``
+    responses to the queries they index (checked against cblearn's own conversion in the next test)."""
+    queries, counts = np.array([[0, 1, 2], [3, 1, 2], [2, 0, 3]]), np.array([2, -1, 1])
+    if sparse:
+        tensor = _COO(np.column_stack([queries.T, [[1], [2], [3]]]), np.append(counts, 0), (5, 5, 5))  # + a stored 0
+    else:
+        tensor = np.zeros((5, 5, 5), dtype=int)
+        tensor[tuple(queries.T)] = counts
+    read = from_cblearn(tensor)
+    assert read.n_objects == 5
+    assert sorted(map(tuple, read.triplets.tolist())) == [(0, 1, 2), (0, 1, 2), (2, 0, 3), (3, 2, 1)]
+    assert np.array_equal(as_comparisons(tensor).quadruplets, read.quadruplets)
+    with pytest.raises(InvalidComparisonsError, match="tensor-count comparisons take no responses"):
+        from_cblearn(tensor, [1, 1, 1])
+    with pytest.raises(InvalidComparisonsError, match=r"an n x n x n \(or n\^4\) array, got shape \(3, 3\)"):
+        from_cblearn(queries, format="tensor-count")
+
+
+def test_cblearn_tensor_count_agrees_with_cblearn_itself():
+    datasets = pytest.importorskip("cblearn.datasets")
+    utils = pytest.importorskip("cblearn.utils")
+    points = np.random.default_rng(0).normal(size=(12, 2))
+    theirs = datasets.make_random_triplets(points, size=200, result_format="tensor-count", random_state=0)
+    listed = from_cblearn(*utils.check_query_response(theirs, result_format="list-count"))
+    assert sorted(map(tuple, from_cblearn(theirs).quadruplets.tolist())) == \
+        sorted(map(tuple, listed.quadruplets.tolist()))
+
+
 @pytest.mark.parametrize("array", [TRIPLETS, QUADS])
 @pytest.mark.parametrize("names", [False, True])
 def test_frame_round_trip_with_metadata(array, names):

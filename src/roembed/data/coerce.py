@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from .comparisons import ComparisonGraph, Comparisons
-from .convert import as_pandas, from_frame
+from .convert import as_pandas, from_cblearn, from_frame, is_tensor
 from .validation import InvalidComparisonsError
 
 
@@ -13,9 +13,10 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     """Accepts :class:`Comparisons`, a :class:`ComparisonGraph`, a DataFrame with named
     columns (pandas, polars or pyarrow; see :func:`roembed.data.convert.from_frame`; one of 3 or 4 columns
     with the default names of a frame made from an array, 0, 1, ... or column_0, column_1, ..., is read as
-    that array), or an (m, 3) / (m, 4) array of
+    that array), an (m, 3) / (m, 4) array of
     object indices or of object names (strings: numbered in sorted order and kept as
-    ``object_names``, as the file readers do).
+    ``object_names``, as the file readers do), or cblearn's ``tensor-count`` tensor (n x n x n, sparse as
+    cblearn returns it, or dense; :func:`roembed.data.convert.from_cblearn`).
 
     ``y`` (cblearn's ``list-boolean`` responses) is optional: a row whose ``y`` is
     False or -1 asserts the opposite of what its indices say and is flipped.
@@ -28,6 +29,8 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
         X = X.to_numpy()  # pd.DataFrame(array): columns 0, 1, 2 name no roles, so the rows are read as the array's
     if isinstance(X, pd.DataFrame):
         X = from_frame(X, n_objects=n_objects)
+    if is_tensor(X):  # cblearn's tensor-count form, sparse or dense
+        X = from_cblearn(X, format="tensor-count", **({} if n_objects is None else {"n_objects": n_objects}))
     if not isinstance(X, Comparisons):
         X = _from_array(X, n_objects)
     elif n_objects is not None and n_objects != X.n_objects:

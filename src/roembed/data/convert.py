@@ -44,18 +44,49 @@ def to_array(comparisons: Comparisons) -> np.ndarray:
     return np.array(comparisons.triplets if comparisons.is_triplet else comparisons.quadruplets)
 
 
-_CBLEARN_FORMATS = ("list-order", "list-boolean", "list-count")
+_CBLEARN_FORMATS = ("list-order", "list-boolean", "list-count", "tensor-count")
+
+
+def is_tensor(data) -> bool:
+    """Whether ``data`` is in cblearn's ``tensor-count`` form: an n x n x n (triplets) or n x n x n x n
+    (quadruplets) array, sparse (pydata ``sparse.COO``, which cblearn returns, or anything with ``coords`` and
+    ``data``) or dense; the rows of comparisons roembed takes otherwise are 2-D."""
+    shape = getattr(data, "shape", None)
+    return (shape is not None and len(shape) in (3, 4) and len(set(shape)) == 1
+            and (hasattr(data, "coords") and hasattr(data, "data") or isinstance(data, np.ndarray)))
+
+
+def _tensor_entries(tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``(queries, counts)`` of a ``tensor-count`` tensor's nonzero entries: entry ``(i, j, k)`` (or
+    ``(i, j, l, k)``) holds the signed number of responses to that query, as cblearn's ``list-count``."""
+    if hasattr(tensor, "coords"):
+        queries, counts = np.asarray(tensor.coords).T, np.asarray(tensor.data).reshape(-1)
+    else:
+        queries = np.argwhere(tensor)
+        counts = tensor[tuple(queries.T)]
+    keep = counts != 0  # a sparse tensor may store explicit zeros: no response
+    return queries[keep], counts[keep]
 
 
 def from_cblearn(queries, responses=None, *, format: str | None = None, **kwargs) -> Comparisons:
-    """Comparisons from cblearn's list formats.
+    """Comparisons from cblearn's list formats, or its ``tensor-count`` tensor.
 
     ``list-order`` (no responses): rows are answers, ``(i, j, k)`` / ``(i, j, l, k)``.
     ``list-boolean``: ``responses[r]`` True keeps query ``r``'s order, False reverses it.
     ``list-count``: the sign of ``responses[r]`` gives the direction and ``|responses[r]|``
     the number of identical responses (as in cblearn, they are unrolled); 0 is refused.
-    ``format`` defaults to what ``responses`` looks like.  ``kwargs`` go to :class:`Comparisons`.
+    ``tensor-count`` (no responses; :func:`is_tensor`): an n x n x n (or n^4) array, sparse as cblearn returns it
+    or dense, whose nonzero entries are ``list-count`` responses to the queries they index; ``n_objects`` is n.
+    ``format`` defaults to what ``queries`` and ``responses`` look like.  ``kwargs`` go to :class:`Comparisons`.
     """
+    if format == "tensor-count" or (format is None and is_tensor(queries)):
+        if responses is not None:
+            raise InvalidComparisonsError("tensor-count comparisons take no responses: the tensor's entries are")
+        if not is_tensor(queries):
+            raise InvalidComparisonsError(f"tensor-count comparisons are an n x n x n (or n^4) array, got shape "
+                                          f"{getattr(queries, 'shape', None)}")
+        entries, counts = _tensor_entries(queries)
+        return from_cblearn(entries, counts, format="list-count", **{"n_objects": queries.shape[0], **kwargs})
     queries = np.asarray(queries)
     if format is None:
         format = "list-order" if responses is None else (
