@@ -199,6 +199,16 @@ def test_numpy_files_hold_one_array_of_indices_or_names(tmp_path):
     with pytest.raises(InvalidComparisonsError, match=r"two.npz: needs exactly one array of 3 or 4 columns .*found 2: "
                                                       r"arr_0 \(3x3 int64\), arr_1"):
         read_comparisons(tmp_path / "two.npz")
+    with pytest.raises(InvalidComparisonsError) as info:
+        read_comparisons(tmp_path / "two.npz")
+    assert "tensor-count" not in str(info.value)
+    tensor = np.zeros((5, 5, 5), dtype=int)  # cblearn's tensor-count form, densified: says how to read it
+    tensor[0, 1, 2], tensor[3, 1, 2] = 1, -2
+    np.savez(tmp_path / "tensor.npz", counts=tensor)
+    with pytest.raises(InvalidComparisonsError, match=r"found 0: counts \(5x5x5 int64\); counts is shaped as "
+                                                      r"cblearn's tensor-count form, which roembed reads in Python "
+                                                      r"\(roembed.from_cblearn\(array\), or fit\(array\)\)"):
+        read_comparisons(tmp_path / "tensor.npz")
     np.save(tmp_path / "objects.npy", names.astype(object), allow_pickle=True)  # never unpickled
     with pytest.raises(InvalidComparisonsError, match=r"objects.npy: not a NumPy file that numpy.load can read "
                                                       r"without pickle"):

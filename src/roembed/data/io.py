@@ -860,9 +860,15 @@ def _array_frames(path: Path):
     if len(arrays) != 1:
         listed = ", ".join(f"{k or 'the array'} ({'x'.join(map(str, np.shape(v)))} "
                            f"{getattr(v, 'dtype', type(v).__name__)})" for k, v in found.items()) or "no variables"
+        from .convert import is_tensor
+
+        tensor = next((k for k, v in found.items() if isinstance(v, np.ndarray) and is_tensor(v)), None)
         raise InvalidComparisonsError(
             f"{path}: needs exactly one {'numeric ' if matlab else ''}array of 3 or 4 columns (a comparison per row), "
-            f"found {len(arrays)}: {listed}")
+            f"found {len(arrays)}: {listed}"
+            + ("" if tensor is None else f"; {tensor or 'the array'} is shaped as cblearn's tensor-count form, which "
+               "roembed reads in Python (roembed.from_cblearn(array), or fit(array)); as a file, save its comparisons "
+               "as rows (cblearn's list-order)"))
     (name, array), = arrays.items()
     if array.dtype.kind == "f" and np.array_equal(array, np.round(array)):
         array = array.astype(np.int64)  # MATLAB's doubles holding indices
