@@ -180,7 +180,9 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return d_far - d_near
 
     def predict(self, X):
-        """True where ``d(i, j) < d(l, k)`` in the embedding (for triplets: i is closer to j than to k)."""
+        """True where ``d(i, j) < d(l, k)`` in the embedding (for triplets: i is closer to j than to k), as a
+        boolean array whatever the encoding of a ``y`` given to ``fit``: against cblearn's +-1 responses compare
+        ``predict(X) == (y > 0)``, or take ``score(X, y)``."""
         return self.decision_function(X) > 0
 
     def score(self, X, y=None, sample_weight=None):
