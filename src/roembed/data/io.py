@@ -32,7 +32,7 @@ from .._io import atomic_path, atomic_write, missing_file
 from .._optional import import_optional
 from .._warn import warn
 from .comparisons import Comparisons
-from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, to_frame
+from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, is_tensor, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -860,8 +860,6 @@ def _array_frames(path: Path):
     if len(arrays) != 1:
         listed = ", ".join(f"{k or 'the array'} ({'x'.join(map(str, np.shape(v)))} "
                            f"{getattr(v, 'dtype', type(v).__name__)})" for k, v in found.items()) or "no variables"
-        from .convert import is_tensor
-
         tensor = next((k for k, v in found.items() if isinstance(v, np.ndarray) and is_tensor(v)), None)
         raise InvalidComparisonsError(
             f"{path}: needs exactly one {'numeric ' if matlab else ''}array of 3 or 4 columns (a comparison per row), "
