@@ -630,7 +630,8 @@ def test_a_salmon_worker_who_always_clicks_left_is_named(tmp_path):
     assert not table.drop(index="p11")["position_biased"].any()
 
 
-@pytest.mark.parametrize("given, method", [("t-STE", "tste"), ("SOE", "soe"), ("t_ste", "tste")])
+@pytest.mark.parametrize("given, method", [("t-STE", "tste"), ("SOE", "soe"), ("t_ste", "tste"),
+                                           ("RobustOrdinalEmbedding", "robust")])
 def test_method_names_match_without_case_hyphens_or_underscores(files, given, method):
     """``--method t-STE``, the results tables' name, was "'t-STE' is not one of ... 'tste'"; ``reproduce --methods``
     already read it."""
@@ -639,3 +640,15 @@ def test_method_names_match_without_case_hyphens_or_underscores(files, given, me
     assert result.exit_code == 0, result.output
     assert json.loads((folder / "o" / "summary.json").read_text())["settings"]["method"] == method
     assert run(csv, "--method", "t-SNE", "--out", folder / "no").exit_code == 2 and not (folder / "no").exists()
+
+
+def test_every_method_is_named_by_its_estimators_class_too():
+    """``--method`` takes each method's estimator class name (``RobustOrdinalEmbedding``, ``TSTE``): the alias table
+    the help keeps without importing the estimators covers every registered class."""
+    from roembed.cli._options import CLASS_METHODS, METHODS, MethodChoice, method_key
+    from roembed.estimators.registry import estimator_class
+
+    choice = MethodChoice(sorted(METHODS))
+    for method in METHODS:
+        assert choice.convert(estimator_class(method).__name__, None, None) == method
+    assert set(CLASS_METHODS.values()) <= set(METHODS) and all(method_key(k) == k for k in CLASS_METHODS)

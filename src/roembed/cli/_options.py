@@ -13,6 +13,11 @@ from .._io import missing_file
 METHODS = ("robust", "roe", "soe", "gnmds", "ste", "tste", "ckl")
 
 
+#: estimator class names that differ from their ``--method`` name (the others, ``SOE``, ``TSTE``, ``ROE``, ...,
+#: match it); kept here, not read from the registry, so that ``roembed --help`` imports no estimator
+CLASS_METHODS = {"robustordinalembedding": "robust"}
+
+
 def method_key(name: str) -> str:
     """A method's name without case, hyphens or underscores: ``t-STE``, ``TSTE`` and ``t_ste`` are one method."""
     return name.lower().replace("-", "").replace("_", "")
@@ -20,10 +25,12 @@ def method_key(name: str) -> str:
 
 class MethodChoice(click.Choice):
     """A choice of method names matched by :func:`method_key`: ``--method t-STE`` (the results tables' name) and
-    ``--method TSTE`` are ``tste``, as ``reproduce --methods`` reads them."""
+    ``--method TSTE`` are ``tste``, as ``reproduce --methods`` reads them; an estimator's class name
+    (``RobustOrdinalEmbedding``) is its method (:data:`CLASS_METHODS`)."""
 
     def normalize_choice(self, choice, ctx) -> str:
-        return method_key(super().normalize_choice(choice, ctx))
+        key = method_key(super().normalize_choice(choice, ctx))
+        return CLASS_METHODS.get(key, key)
 
 
 class BadInput(click.ClickException):
