@@ -256,6 +256,9 @@ class _PlainProgress:
     def __init__(self, description: str, every: float):
         import time
 
+        from ..solvers.progress import current_phase
+
+        self.phase = current_phase  # read at each line written, not imported at each iteration
         self.clock = time.monotonic
         self.description, self.every = description, every
         self.start = self.clock()
@@ -263,15 +266,13 @@ class _PlainProgress:
         self.count, self.first, self.printed = 0, None, False
 
     def __call__(self, _iteration, value) -> None:
-        from ..solvers.progress import current_phase
-
         self.count += 1
         now = self.clock()
         if self.first is None:
             self.first = now
         if now >= self.next and self.count >= 2:
             rate = (self.count - 1) / max(now - self.first, 1e-9)
-            click.echo(f"{_labelled(self.description, current_phase())}: {self.count} iterations, {rate:.3g} it/s, "
+            click.echo(f"{_labelled(self.description, self.phase())}: {self.count} iterations, {rate:.3g} it/s, "
                        f"objective {value:.5g}", err=True)
             self.next, self.printed = now + self.every, True
 
