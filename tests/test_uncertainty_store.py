@@ -42,6 +42,8 @@ def stored(folder):
 def test_seeds_of_a_longer_run_extend_those_of_a_shorter_one():
     assert replicate_seeds(SEED, 10)[:4] == replicate_seeds(SEED, 4)
     assert replicate_seeds(np.random.RandomState(1), 10)[:4] == replicate_seeds(np.random.RandomState(1), 4)
+    gen = replicate_seeds(np.random.default_rng(1), 10)  # NumPy's Generator, as a RandomState is taken
+    assert gen[:4] == replicate_seeds(np.random.default_rng(1), 4) and gen != replicate_seeds(np.random.default_rng(2), 10)
     assert len(set(replicate_seeds(SEED, 100))) == 100
 
 

@@ -89,6 +89,7 @@ from scipy.stats import chi2, f as f_dist
 from sklearn.base import clone
 
 from ._io import atomic_write
+from ._random import draw_seed
 from ._threads import limit_threads
 from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
@@ -129,9 +130,7 @@ def replicate_seeds(random_state, n_replicates: int) -> list[int]:
 
     Seed ``b`` is the ``b``-th child of ``SeedSequence(random_state)``, whatever ``n_replicates`` is, so the
     first ``B`` seeds of a longer run are those of a run of ``B`` (what lets a store grow)."""
-    if isinstance(random_state, np.random.RandomState):
-        random_state = int(random_state.randint(2 ** 31))
-    ss = np.random.SeedSequence(random_state)
+    ss = np.random.SeedSequence(draw_seed(random_state))
     return [int(s.generate_state(1)[0]) for s in ss.spawn(n_replicates)]
 
 
@@ -597,7 +596,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         ``joblib.parallel_config(backend="dask")``).
     threads_per_fit : int
         Threads inside each replicate: BLAS, OpenMP and the objective's own (default 1: one core per worker).
-    random_state : int or None
+    random_state : int, RandomState, Generator or None
+        Seeds the replicates (:func:`replicate_seeds`); a store needs an int.
     store : path, optional
         A folder keeping each finished replicate (see :class:`ReplicateStore`): a rerun with the same
         arguments reads the stored replicates and computes the rest, with the same result as one

@@ -52,6 +52,24 @@ def test_fitted_attribute_contract(name, votes):
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_a_numpy_generator_seeds_a_fit_as_an_int_does(name, votes):
+    """``random_state=np.random.default_rng(s)`` (NumPy's own habit, which scikit-learn's ``check_random_state``
+    refuses): two fresh generators of one seed give one map, another seed another; a value of no accepted type
+    is refused in one line naming random_state."""
+    def fit(random_state):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return build(name, random_state=random_state).fit(votes).embedding_
+    first = fit(np.random.default_rng(5))
+    np.testing.assert_array_equal(first, fit(np.random.default_rng(5)))
+    assert not np.allclose(first, fit(np.random.default_rng(6)))
+    for bad in ("0", 1.5, True):
+        with pytest.raises(ValueError, match="random_state must be None, an int, a numpy RandomState or a numpy "
+                                             "Generator, got"):
+            build(name, random_state=bad).fit(votes)
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_an_unfitted_estimator_says_so(name):
     """scikit-learn's NotFittedError (not a bare AttributeError naming ``embedding_``) from each method."""
     est, triplets = build(name), np.array([[0, 1, 2], [1, 2, 0]])

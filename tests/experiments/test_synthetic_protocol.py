@@ -103,6 +103,15 @@ def test_same_seed_same_points_at_every_rate():
     np.testing.assert_array_equal(a.test.quadruplets, b.test.quadruplets)
 
 
+def test_a_numpy_generator_seeds_the_protocol_as_an_int_does():
+    a, b = (make_synthetic(**SMALL, rate=0.25, random_state=np.random.default_rng(4)) for _ in range(2))
+    np.testing.assert_array_equal(a.X_true, b.X_true)
+    np.testing.assert_array_equal(a.train.quadruplets, b.train.quadruplets)
+    assert not np.array_equal(a.X_true, make_synthetic(**SMALL, random_state=np.random.default_rng(5)).X_true)
+    with pytest.raises(ValueError, match="random_state must be None, an int"):
+        make_synthetic(**SMALL, random_state="4")
+
+
 def test_protocol_wrong_edge_matches_flips():
     proto = SyntheticProtocol(**SMALL)
     split = proto.draw("unanimous", 0.2, seed=0)

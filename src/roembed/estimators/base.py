@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._random import as_random_state, check_random_state_type
 from ..data import ComparisonGraph, as_comparisons
 from ..data.diagnostics import warn_data_problems, warn_unfitted_objects
 from ..data.validation import InvalidComparisonsError
@@ -65,9 +66,7 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
     if random_state is None or isinstance(random_state, (int, np.integer)):
         seed = None if random_state is None else np.random.SeedSequence([int(random_state), 1])
         return scale * np.random.default_rng(seed).standard_normal((n_objects, n_components))
-    from sklearn.utils import check_random_state
-
-    return scale * check_random_state(random_state).standard_normal((n_objects, n_components))
+    return scale * as_random_state(random_state).standard_normal((n_objects, n_components))
 
 
 class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
@@ -116,6 +115,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         if not (isinstance(self.n_components, str) and self.n_components == "auto"):
             check_param("n_components", self.n_components, low=1, integer=True)
         check_verbose(getattr(self, "verbose", 0))  # True is 1: print every iteration
+        check_random_state_type(getattr(self, "random_state", None))
 
     def _graph_device(self):
         """Where to aggregate comparisons into the graph: the torch solver's device when it is a GPU

@@ -59,7 +59,7 @@ class LossEmbedding(OrdinalEmbedding):
         Relative decrease of the objective below which the solver stops.
     init_scale : float or "auto"
         Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds every random choice of a fit: the same seed gives the same result on the same machine with the
         same number of threads (another count splits the sums over edges otherwise; the last digits move).
     verbose : int

@@ -63,8 +63,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from sklearn.utils import check_random_state
 
+from .._random import draw_seed
 from ..data import ComparisonGraph
 from ..losses import Loss, Sigmoid, get_loss, robust_penalty
 from ..metrics import procrustes, procrustes_disparity, weighted_median
@@ -262,11 +262,9 @@ def _solve(state: FitState, objective, settings: RobustSettings, alpha: float, p
 
 
 def _seed_base(random_state) -> int | None:
-    """One integer from ``random_state`` (None stays None; an integer is itself; a ``RandomState`` gives its next
-    draw) that seeds the restarts' own streams."""
-    if random_state is None or isinstance(random_state, (int, np.integer)):
-        return None if random_state is None else int(random_state)
-    return int(check_random_state(random_state).randint(2**31))
+    """One integer from ``random_state`` (:func:`roembed._random.draw_seed`) that seeds the restarts' own
+    streams."""
+    return draw_seed(random_state)
 
 
 def restart_starts(n_objects: int, n_components: int, random_state, n_init: int, scale: float):

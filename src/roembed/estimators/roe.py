@@ -103,7 +103,7 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
         Backtracking growth factor (> 1).
     nonneg : bool
         Only ``gamma >= 0`` (violated comparisons); the paper lets ``gamma`` take both signs.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds the (small, centred) starting Gram matrix.
     verbose : int
         Print the objective every ``verbose`` iterations (0: silent).

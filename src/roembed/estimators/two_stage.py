@@ -98,7 +98,7 @@ class TwoStageEmbedding(OrdinalEmbedding):
         ``random_state`` are set from this wrapper).  Default :class:`SOE`.
     remove_cycles : bool
         Run stage 2 (otherwise majority voting only).
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
 
     Attributes
     ----------

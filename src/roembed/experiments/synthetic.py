@@ -28,8 +28,8 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from .._random import as_random_state
 from ..data import Comparisons
 from ..metrics import contradicted
 
@@ -100,7 +100,7 @@ def make_synthetic(
         raise ValueError(f"unknown contamination model {model!r}; choose one of {CONTAMINATION_MODELS}")
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"contamination rate must be in [0, 1], got {rate}")
-    rng = check_random_state(random_state)
+    rng = as_random_state(random_state)
     X = rng.standard_normal((n_objects, dim)) / np.sqrt(20.0)
     queries = all_triplet_queries(n_objects)
     if n_train + n_validation >= len(queries):
