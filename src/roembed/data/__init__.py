@@ -2,13 +2,13 @@
 from .comparisons import ComparisonGraph, Comparisons, annotator_index, annotator_units, canonical_quadruplets
 from .validation import InvalidComparisonsError, InvalidRowsError, SkippedRowsWarning, SkipReport
 from .coerce import as_comparisons
-from .convert import from_cblearn, from_frame, from_odd_one_out, to_array, to_cblearn, to_frame, to_salmon
+from .convert import from_cblearn, from_frame, from_odd_one_out, from_rank_trials, to_array, to_cblearn, to_frame, to_salmon
 from .io import read_comparisons, read_names, write_comparisons
 from .datasets import load_material, load_music, load_music_genres, load_things
 
 __all__ = [
     "Comparisons", "ComparisonGraph", "annotator_index", "annotator_units", "canonical_quadruplets", "InvalidComparisonsError", "InvalidRowsError", "as_comparisons",
-    "SkippedRowsWarning", "SkipReport", "from_odd_one_out", "from_cblearn", "to_cblearn", "from_frame",
+    "SkippedRowsWarning", "SkipReport", "from_odd_one_out", "from_rank_trials", "from_cblearn", "to_cblearn", "from_frame",
     "to_frame", "to_salmon", "to_array", "read_comparisons", "write_comparisons", "read_names",
     "load_music", "load_music_genres", "load_material", "load_things",
 ]

