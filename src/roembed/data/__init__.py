@@ -2,7 +2,8 @@
 from .comparisons import ComparisonGraph, Comparisons, annotator_index, annotator_units, canonical_quadruplets
 from .validation import InvalidComparisonsError, InvalidRowsError, SkippedRowsWarning, SkipReport
 from .coerce import as_comparisons
-from .convert import from_cblearn, from_frame, from_odd_one_out, from_rank_trials, to_array, to_cblearn, to_frame, to_salmon
+from .answers import from_odd_one_out, from_rank_trials
+from .convert import from_cblearn, from_frame, to_array, to_cblearn, to_frame, to_salmon
 from .io import read_comparisons, read_names, write_comparisons
 from .datasets import load_material, load_music, load_music_genres, load_things
 

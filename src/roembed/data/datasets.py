@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .comparisons import Comparisons
-from .convert import from_odd_one_out
+from .answers import from_odd_one_out
 from .io import read_comparisons
 from .validation import InvalidComparisonsError, RowLocator
 
