@@ -81,3 +81,14 @@ def test_noise_free_trials_agree_with_the_map_that_made_them_and_recover_it():
     assert procrustes_disparity(X, fitted) < 0.02
     # the same trials read as if the two chosen were the first two of eight unranked: one triplet per trial less
     assert len(from_rank_trials(trials, n_select=2, is_ranked=False)) == 12 * 150
+
+
+@pytest.mark.parametrize("is_ranked", [True, False])
+def test_the_triplets_are_cblearns_own_conversion(is_ranked):
+    """cblearn's ``triplets_from_multiselect`` (the chosen columns first) gives the same triplets, in the same
+    order (runs where cblearn is installed)."""
+    preprocessing = pytest.importorskip("cblearn.preprocessing")
+    rng = np.random.default_rng(3)
+    trials = np.array([rng.choice(30, 9, replace=False) for _ in range(40)])
+    theirs = preprocessing.triplets_from_multiselect(trials, 2, is_ranked)
+    assert triplets(from_rank_trials(trials, n_select=2, is_ranked=is_ranked)) == theirs.tolist()

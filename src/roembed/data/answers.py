@@ -148,6 +148,7 @@ def from_rank_trials(
     Each chosen reference is closer to the query than every reference chosen after it (ranked trials) and every
     one not chosen: the triplets ``(q, r_a, r_b)`` for ``a <= s`` and ``a < b``, leaving out ``b <= s`` when the
     choice is unranked.  An 8-rank-2 trial gives 7 + 6 = 13 triplets, unranked 12; a 2-rank-1 trial gives one.
+    These are cblearn's ``triplets_from_multiselect(stimulus_set, n_select, is_ranked)``, in its order.
     Rows are trial by trial, in the order of ``(a, b)``; each triplet carries its trial's ``annotator``,
     ``weight`` and ``response_time`` (psiz's ``agent_id``, ``weight`` and ``rt_ms``).  The triplets of one trial
     compare different pairs, so a query-grouped split may put some in training and others in validation, as the
