@@ -597,7 +597,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     threads_per_fit : int
         Threads inside each replicate: BLAS, OpenMP and the objective's own (default 1: one core per worker).
     random_state : int, RandomState, Generator or None
-        Seeds the replicates (:func:`replicate_seeds`); a store needs an int.
+        Seeds the replicates (:func:`replicate_seeds`); a store needs a fixed one (not None).
     store : path, optional
         A folder keeping each finished replicate (see :class:`ReplicateStore`): a rerun with the same
         arguments reads the stored replicates and computes the rest, with the same result as one

@@ -16,6 +16,7 @@ from .validation import InvalidComparisonsError, RowLocator, _first, check_weigh
 
 __all__ = ["from_odd_one_out", "from_rank_trials"]
 
+
 # -- odd-one-out ---------------------------------------------------------------------------
 def _odd_one_out_problems(shown: np.ndarray, odd: np.ndarray, odd_is: str, base: int = 0):
     """``(mask, reason)`` for bad odd-one-out rows, and the odd one's position (0..2).
@@ -94,6 +95,18 @@ def from_odd_one_out(
 
 
 # -- rank trials (psiz) ---------------------------------------------------------------------
+def _per_trial(values, m: int, name: str):
+    """``values`` (one, or one per trial) as one per trial of ``m``; None stays None."""
+    if values is None:
+        return None
+    values = np.asarray(values)
+    if values.ndim == 0:
+        return np.broadcast_to(values, (m,))
+    if values.shape != (m,):
+        raise InvalidComparisonsError(f"{name} needs one value or one per trial ({m}), got shape {values.shape}")
+    return values
+
+
 def _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero: bool, where: RowLocator):
     """``(query, references, n_references, n_select, is_ranked)`` of psiz rank trials, each checked; references
     are 0-based object indices with -1 where a trial has fewer references than the widest."""
@@ -109,8 +122,8 @@ def _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero: bool, where
     present = shown >= 0  # psiz before 0.8: any negative index pads a trial
     n_ref = present[:, 1:].sum(axis=1)
     m = len(shown)
-    n_select = np.broadcast_to(index_array(np.asarray(n_select), where, what="n_select"), (m,))
-    is_ranked = np.broadcast_to(np.asarray(is_ranked, bool), (m,))
+    n_select = _per_trial(index_array(np.asarray(n_select), where, what="n_select"), m, "n_select")
+    is_ranked = _per_trial(np.asarray(is_ranked, bool), m, "is_ranked")
     pad = "0" if mask_zero else "a negative index"
     first_gap = np.cumsum(~present[:, 1:], axis=1) > 0
     ids = np.where(present, shown, -1)
@@ -171,9 +184,11 @@ def from_rank_trials(
     per_trial = where.subset(trial)
     if where.lines is None:
         per_trial.lines = trial
+    annotator = _per_trial(annotator, len(query), "annotator")
+    response_time = _per_trial(response_time, len(query), "response_time")
     return Comparisons(
         triplets, n_objects=n_objects, weight=weight,
-        annotator=None if annotator is None else np.asarray(annotator)[trial],
-        response_time=None if response_time is None else np.asarray(response_time)[trial],
+        annotator=None if annotator is None else annotator[trial],
+        response_time=None if response_time is None else response_time[trial],
         object_names=object_names, where=per_trial,
     )
