@@ -124,7 +124,11 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
         unused = np.setdiff1d(np.arange(n), used)
         shown = [names[o] for o in unused] if names is not None else unused
         hint = ""
-        if names is None and unused[0] == 0 and len(used) and used.min() == 1:  # MATLAB-style numbers?
+        if names is None and 2 * len(used) < n:  # ids, not indices (database numbers, file ids)?
+            hint = (f" (most indices occur in no comparison, and the fit carries every one of the {n} points: if the "
+                    "numbers are ids rather than indices 0, 1, ..., pass them as names, e.g. X.astype(str), or fit "
+                    f"comparisons.drop_unused_objects(), and the map holds the {len(used)} objects compared)")
+        elif names is None and unused[0] == 0 and len(used) and used.min() == 1:  # MATLAB-style numbers?
             hint = (" (no comparison uses object 0: if the indices count from 1, subtract 1, or read the file with "
                     "index_base=1 / roembed fit --index-base 1)")
         problems.append(f"{len(unused)} of {n} objects {UNUSED} (e.g. {_examples(shown)}): "
