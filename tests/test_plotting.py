@@ -139,6 +139,28 @@ def test_annotator_plot_marks_suspects():
     np.testing.assert_allclose(rings[0].get_offsets(), [[10, 0.2], [50, 0.85]])
 
 
+def test_names_labels_and_ids_with_dollar_signs_are_drawn_as_typed(tmp_path):
+    """Text from the data is no mathtext: "$$" stopped the drawing (matplotlib's ParseException) and "$x^2$" drew
+    a superscript; every picture now draws each name, label, id and title as typed."""
+    from matplotlib.text import Text
+
+    names = ["$$", "a $x^2$ b", "$5 bill", "back\\slash $", "plain"] + [f"o{i}" for i in range(7)]
+    fit = FakeFit()
+    fit.graph_ = Comparisons(fit.graph_.comparisons.quadruplets, n_objects=12, object_names=names).aggregate()
+    table = pd.DataFrame({"annotator": ["$$", "$w$", "c"], "n_votes": [10, 200, 50], "agreement": [0.2, 0.9, 0.85],
+                          "agreement_low": [0.05, 0.85, 0.75], "agreement_high": [0.5, 0.94, 0.92],
+                          "suspect": [True, False, False]})
+    figures = [plot_embedding(fit.embedding_, names=names, labels=["$a$", "$$"] * 6, title="my $$ file.csv"),
+               plot_outliers(fit, n_shown=4), plot_annotators(table, n_named=3)]
+    for k, fig in enumerate(figures):
+        save_figure(fig, tmp_path / f"figure{k}")  # drew (and saved) without a ParseException
+        typed = [t for t in fig.findobj(Text) if "$" in t.get_text()]  # tick labels are numbers, left alone
+        assert typed and not any(t.get_parse_math() for t in typed)
+    drawn = {t.get_text() for fig in figures for t in fig.findobj(Text)}
+    assert {"$$", "a $x^2$ b", "$5 bill", "my $$ file.csv", "$w$"} <= drawn
+    assert any(t.startswith("$a$") for t in drawn)  # the legend entry of a label, with its count
+
+
 def test_save_png_and_svg(tmp_path):
     fig = plot_embedding(np.eye(3)[:, :2])
     paths = save_figure(fig, tmp_path / "sub" / "pic", ("png", "svg"))

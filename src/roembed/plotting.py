@@ -2,9 +2,13 @@
 
 Figures are built with :class:`matplotlib.figure.Figure` directly (no pyplot, so
 no GUI backend and no global state) and saved atomically with :func:`save_figure`.
+Their text is drawn as typed: names, labels and ids come from the data, where ``$`` is a price or a
+name (``"$$"``, as mathtext, stopped the drawing: matplotlib's "ParseException"), so no figure parses
+mathematics (:func:`_as_typed`).
 """
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +19,17 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ._io import atomic_path
+
+def _as_typed(plot):
+    """``plot`` with every text it creates drawn as typed (``text.parse_math`` off while it builds the figure)."""
+    @functools.wraps(plot)
+    def wrapper(*args, **kwargs):
+        from matplotlib import rc_context
+
+        with rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+    return wrapper
+
 
 OTHER = "other"
 #: Above this many objects a map draws the confidence regions of some objects only: all of them hide the points.
@@ -201,6 +216,7 @@ def _draw_regions(ax, X: np.ndarray, uncertainty, only=None, colour="0.35") -> N
                               edgecolor=colour, linewidth=0.6, zorder=0))
 
 
+@_as_typed
 def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | None = None, *,
                    max_labels: int = 40, max_categories: int = 10, title: str | None = None,
                    label_title: str | None = None, uncertainty=None, max_regions: int = MAX_REGIONS,
@@ -268,6 +284,7 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     return fig
 
 
+@_as_typed
 def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:
     """Held-out error against the dimension (:func:`roembed.dimension.select_dimension`), with the
     one-standard-error bars of the paired differences to the best and the chosen dimension marked."""
@@ -286,6 +303,7 @@ def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.
     return fig
 
 
+@_as_typed
 def plot_flag_frequency(flags: pd.DataFrame, *, title: str | None = None, figsize=(6.0, 4.0)) -> Figure:
     """Histogram of how often each comparison is flagged across bootstrap replicates, split by
     whether the full fit flags it (:meth:`roembed.uncertainty.BootstrapResult.flag_frequency`)."""
@@ -305,6 +323,7 @@ def plot_flag_frequency(flags: pd.DataFrame, *, title: str | None = None, figsiz
     return fig
 
 
+@_as_typed
 def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figsize=(13.0, 6.0)) -> Figure:
     """Left: histogram of the outlier shifts ``|gamma_c|`` of the flagged edges.  Right: the
     ``n_shown`` most suspicious comparisons, one small map each (the embedding in grey,
@@ -326,7 +345,7 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
     from matplotlib.ticker import MaxNLocator
 
     ax_hist.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax_hist.set_xlabel(r"outlier shift $|\gamma_c|$ of a flagged comparison")
+    ax_hist.set_xlabel("outlier shift |γ| of a flagged comparison")
     ax_hist.set_ylabel("flagged comparisons")
     ax_hist.set_title(f"{mask.sum():,} of {len(mask):,} comparisons flagged ({100 * mask.mean():.1f}%)",
                       fontsize="medium")
@@ -361,7 +380,7 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
         if not one_dimension:
             ax.set_aspect("equal")
         ax.set_title(f"{rank + 1}. votes {votes[e]:g} for, {opposing[e]:g} against\n"
-                     rf"$|\gamma|$ = {gamma[e]:.2f}", fontsize=8)
+                     f"|γ| = {gamma[e]:.2f}", fontsize=8)
     if len(top):
         from matplotlib.lines import Line2D
 
@@ -372,6 +391,7 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
     return fig
 
 
+@_as_typed
 def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None = None,
                     figsize=(9.5, 5.5)) -> Figure:
     """Agreement of each annotator with the embedding (with its interval) against
