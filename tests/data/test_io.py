@@ -591,3 +591,15 @@ def test_parquet_without_a_working_pyarrow_says_which_and_why(tmp_path, monkeypa
         read_comparisons(path)
     assert str(error.value).startswith(f"{path}: ") and said in str(error.value)
     assert ("pip install" in str(error.value)) == (body is None)
+
+
+def test_numbers_with_a_word_among_them_are_read_as_names_when_the_names_are_listed(tmp_path):
+    """Object codes such as 101, 102 with a word ("control") among them read as indices with a typo; the error
+    says how to read them as names, and the names it asks for read the file."""
+    path = _write(tmp_path, "anchor,closer,farther\n101,102,103\n102,103,control\n103,101,102\n")
+    with pytest.raises(InvalidComparisonsError, match=r"line 3: object id is not an integer object index \(most ids "
+                                                      r"are numbers.*list every name in a names file"):
+        read_comparisons(path)
+    comparisons = read_comparisons(path, names=["101", "102", "103", "control"])
+    assert comparisons.object_names == ("101", "102", "103", "control")
+    assert comparisons.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [2, 0, 1]]

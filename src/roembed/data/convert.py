@@ -339,7 +339,10 @@ def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProble
     else:
         values = block.to_numpy(dtype=object)
         num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(np.float64).reshape(values.shape)
-        problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1), "object id is not an integer object index")
+        problems.flag((np.isnan(num) & ~pd.isna(values)).any(axis=1),
+                      "object id is not an integer object index (most ids are numbers, read as indices 0, 1, ...; if "
+                      "they are names, some of them numbers, list every name in a names file: roembed fit --names, "
+                      "names= in Python)")
     problems.flag(np.isnan(num).any(axis=1), "object index is missing")
     problems.flag(np.isinf(num).any(axis=1), "object index is infinite")
     problems.flag((np.isfinite(num) & (num > MAX_INDEX)).any(axis=1),
