@@ -161,6 +161,20 @@ def test_names_labels_and_ids_with_dollar_signs_are_drawn_as_typed(tmp_path):
     assert any(t.startswith("$a$") for t in drawn)  # the legend entry of a label, with its count
 
 
+def test_characters_no_font_draws_make_one_warning_naming_the_file(tmp_path):
+    """An emoji in a name: matplotlib warned once per character with its own source line; now one warning names
+    the picture and the characters, and a tab (which no font draws) is drawn as a space, unannounced."""
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    fig = plot_embedding(X, names=["emoji \U0001F3B5", "tab\there", "plain", "more \U0001F3B5\u2603"])
+    assert "tab here" in {t.get_text() for t in fig.axes[0].texts}
+    with pytest.warns(UserWarning) as caught:
+        save_figure(fig, tmp_path / "map")
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("map.png: the font has no glyph for '\U0001F3B5'")
+    assert "\t" not in messages[0] and (tmp_path / "map.png").stat().st_size > 0
+
+
 def test_save_png_and_svg(tmp_path):
     fig = plot_embedding(np.eye(3)[:, :2])
     paths = save_figure(fig, tmp_path / "sub" / "pic", ("png", "svg"))

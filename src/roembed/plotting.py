@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Sequence
@@ -19,6 +21,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ._io import atomic_path
+
+def _drawn(text) -> str:
+    """``text`` as drawn: tabs and other control characters (which no font draws) as spaces, newlines kept."""
+    return re.sub(r"[\x00-\x09\x0b-\x1f\x7f]", " ", str(text))
+
 
 def _as_typed(plot):
     """``plot`` with every text it creates drawn as typed (``text.parse_math`` off while it builds the figure)."""
@@ -271,10 +278,10 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
         names = [f"#{o}" for o in range(n)]
     widths = [0.011 * len(str(s)) + 0.015 for s in names]  # ~ text width at fontsize 7
     if X.shape[1] == 1 and n <= MAX_ROW_NAMES:  # a ranked dot plot names every row
-        ax.set_yticks(xy[:, 1], [str(name) for name in names], fontsize=min(8.0, 420 / max(n, 1)))
+        ax.set_yticks(xy[:, 1], [_drawn(name) for name in names], fontsize=min(8.0, 420 / max(n, 1)))
     else:
         for o in _spread_labels(xy, max_labels, widths):
-            ax.annotate(str(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
+            ax.annotate(_drawn(names[o]), xy[o], xytext=(3, 3), textcoords="offset points", fontsize=7, color="0.2")
     xlabel, ylabel = axis_titles(X)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -371,7 +378,7 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
         ax.plot(xy[[l, k], 0], xy[[l, k], 1], color="0.25", lw=1.2, ls="--", zorder=3)
         ax.scatter(xy[members, 0], xy[members, 1], s=22, color="k", zorder=4)
         for o in members:
-            text = str(names[o]) if names is not None else f"#{o}"
+            text = _drawn(names[o]) if names is not None else f"#{o}"
             ax.annotate(text if len(text) <= 18 else text[:17] + "…", xy[o], xytext=(3, 3),
                         textcoords="offset points", fontsize=7, zorder=5,
                         bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
@@ -420,7 +427,7 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
     ax.axhline(threshold, color="C3", lw=0.8, ls="--", label=f"reference {threshold:.2f} (suspect: shown below)")
     ax.axhline(0.5, color="0.5", lw=0.8, ls=":", label="chance (0.5)")
     for r in range(min(n_named, len(t))):
-        ax.annotate(str(t.loc[r, "annotator"]), (t.loc[r, "n_votes"], t.loc[r, "agreement"]),
+        ax.annotate(_drawn(t.loc[r, "annotator"]), (t.loc[r, "n_votes"], t.loc[r, "agreement"]),
                     xytext=(4, -3), textcoords="offset points", fontsize=7)
     if t["n_votes"].max() > 20 * max(t["n_votes"].min(), 1):
         ax.set_xscale("log")
@@ -432,13 +439,31 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
     return fig
 
 
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
+
+
 def save_figure(fig: Figure, path, formats: Sequence[str] = ("png",), dpi: int = 150) -> list[Path]:
-    """Saves ``fig`` as ``path`` with each suffix in ``formats``, atomically; returns the paths."""
+    """Saves ``fig`` as ``path`` with each suffix in ``formats``, atomically; returns the paths.
+
+    Characters the font lacks (an emoji in a name) are drawn as boxes; matplotlib warns once per character, with
+    its own source line, and these become one warning naming the file and the characters."""
     written = []
     for fmt in formats:
         target = Path(path).with_suffix(f".{fmt.lstrip('.')}")
-        with atomic_path(target) as tmp:
+        with atomic_path(target) as tmp, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             fig.savefig(tmp, format=fmt.lstrip("."), dpi=dpi)
+        missing = []
+        for w in caught:
+            found = _MISSING_GLYPH.search(str(w.message))
+            if found is None:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            elif chr(int(found.group(1))) not in missing:
+                missing.append(chr(int(found.group(1))))
+        if missing:
+            shown = ", ".join(repr(c) for c in missing[:5]) + (", ..." if len(missing) > 5 else "")
+            warnings.warn(f"{target.name}: the font has no glyph for {shown} in the names or labels drawn: "
+                          "they show as boxes (the CSV files and the report keep them)", UserWarning, stacklevel=2)
         written.append(target)
     return written
 

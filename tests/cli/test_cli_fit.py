@@ -652,3 +652,23 @@ def test_every_method_is_named_by_its_estimators_class_too():
     for method in METHODS:
         assert choice.convert(estimator_class(method).__name__, None, None) == method
     assert set(CLASS_METHODS.values()) <= set(METHODS) and all(method_key(k) == k for k in CLASS_METHODS)
+
+
+def test_names_with_dollars_and_emoji_are_drawn_and_reported_in_one_line(files):
+    """A name "$$" stopped the run with matplotlib's ParseException traceback; an emoji made matplotlib print one
+    warning per character with its own source path.  Now the run finishes, the pictures are written, and the
+    emoji gets one warning line naming the picture, also kept in summary.json."""
+    folder, csv, _, _ = files
+    names = folder / "odd_names.txt"
+    names.write_text("\n".join(["$$", "a $x^2$ b", "emoji \U0001F3B5"] + [f"thing{o}" for o in range(3, 25)]) + "\n",
+                     encoding="utf-8")
+    out = folder / "out"
+    result = run(csv, "--names", names, "--method", "soe", "--max-iter", "100", "--out", out)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert (out / "embedding.png").stat().st_size > 0
+    lines = [line for line in result.stderr.splitlines() if "glyph" in line]
+    assert lines == ["warning: embedding.png: the font has no glyph for '\U0001F3B5' in the names or labels drawn: "
+                     "they show as boxes (the CSV files and the report keep them)"]
+    assert "UserWarning" not in result.stderr and "ParseException" not in result.output + result.stderr
+    assert any("no glyph" in w for w in json.loads((out / "summary.json").read_text())["warnings"])
+    assert pd.read_csv(out / "embedding.csv")["name"].tolist()[:3] == ["$$", "a $x^2$ b", "emoji \U0001F3B5"]

@@ -367,9 +367,13 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     for line in notes:
         click.echo(line, err=True)  # never quiet: these say what the result cannot be trusted for
     groups = object_groups(train)
-    files, table = write_results(estimator, folder, labels=label_values, label_title=label_column,
-                                 formats=("png", "svg") if svg else ("png",), reliability=reliability,
-                                 object_ids=object_ids + index_base, groups=groups)
+    with collected_warnings() as caught:  # e.g. characters of the names that the pictures' font lacks
+        files, table = write_results(estimator, folder, labels=label_values, label_title=label_column,
+                                     formats=("png", "svg") if svg else ("png",), reliability=reliability,
+                                     object_ids=object_ids + index_base, groups=groups)
+    for line in warning_lines(caught):
+        click.echo(line, err=True)
+        notes.append(line)
     formats = ("png", "svg") if svg else ("png",)
     extra = {}
     if dim == "auto":
