@@ -18,9 +18,11 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 from ._io import atomic_path
+
 
 def _drawn(text) -> str:
     """``text`` as drawn: tabs and other control characters (which no font draws) as spaces, newlines kept."""
@@ -31,8 +33,6 @@ def _as_typed(plot):
     """``plot`` with every text it creates drawn as typed (``text.parse_math`` off while it builds the figure)."""
     @functools.wraps(plot)
     def wrapper(*args, **kwargs):
-        from matplotlib import rc_context
-
         with rc_context({"text.parse_math": False}):
             return plot(*args, **kwargs)
     return wrapper
