@@ -439,7 +439,7 @@ def plot_annotators(table: pd.DataFrame, *, n_named: int = 10, title: str | None
     return fig
 
 
-_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
+_MISSING_GLYPH = re.compile(r"Glyph (\d+) .*missing from (current )?font")  # matplotlib 3.7: "current font"
 
 
 def save_figure(fig: Figure, path, formats: Sequence[str] = ("png",), dpi: int = 150) -> list[Path]:
