@@ -53,6 +53,8 @@ def test_padded_trials_per_trial_settings_and_metadata():
     ([[0, 1, 2], [3, 4, 5]], {"n_select": [1, 1, 1]}, r"n_select needs one value or one per trial \(2\), got shape"),
     ([[0, 1, 2], [3, 4, 5]], {"annotator": ["a"]}, r"annotator needs one value or one per trial \(2\)"),
     ([[0, 1, 2], [3, 4, 5]], {"weight": [1.0]}, r"weight"),
+    ([[0, 1, 2, 3]], {"n_select": 1.5}, r"row 0: n_select .*not an integer"),
+    ([[0, 1, 2, 3]], {"n_select": float("nan")}, r"row 0: n_select is missing"),
 ])
 def test_bad_trials_are_refused_naming_the_row(trials, kwargs, message):
     with pytest.raises(InvalidComparisonsError, match=message):

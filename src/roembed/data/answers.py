@@ -122,7 +122,9 @@ def _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero: bool, where
     present = shown >= 0  # psiz before 0.8: any negative index pads a trial
     n_ref = present[:, 1:].sum(axis=1)
     m = len(shown)
-    n_select = _per_trial(index_array(np.asarray(n_select), where, what="n_select"), m, "n_select")
+    n_select = np.asarray(n_select)  # index_array reads rows: a scalar as one row
+    n_select = _per_trial(index_array(n_select.reshape(-1), where, what="n_select").reshape(n_select.shape), m,
+                          "n_select")
     is_ranked = _per_trial(np.asarray(is_ranked, bool), m, "is_ranked")
     pad = "0" if mask_zero else "a negative index"
     first_gap = np.cumsum(~present[:, 1:], axis=1) > 0
