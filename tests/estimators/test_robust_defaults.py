@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from roembed._random import draw_seed
 from roembed import Comparisons, RobustOrdinalEmbedding
 from roembed.estimators import robust, robust_fit
 from roembed.estimators.robust import refine_candidate
@@ -265,8 +266,8 @@ def test_restarts_take_a_random_state_instance_as_scikit_learn_estimators_do(p):
     a = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
     b = RobustOrdinalEmbedding(p, random_state=np.random.RandomState(0)).fit(data.train)
     assert len(a.restart_objectives_) > 1 and np.array_equal(a.embedding_, b.embedding_)
-    assert robust_fit._seed_base(7) == 7 and robust_fit._seed_base(None) is None
-    assert robust_fit._seed_base(np.random.RandomState(0)) == np.random.RandomState(0).randint(2**31)
+    assert draw_seed(7) == 7 and draw_seed(None) is None
+    assert draw_seed(np.random.RandomState(0)) == np.random.RandomState(0).randint(2**31)
 
 
 def test_the_default_runs_its_final_fit_from_the_restarts_other_minima(monkeypatch):

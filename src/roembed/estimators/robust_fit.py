@@ -261,15 +261,9 @@ def _solve(state: FitState, objective, settings: RobustSettings, alpha: float, p
                                unconverged=state.unconverged + (() if result.converged else ((name, result.message),)))
 
 
-def _seed_base(random_state) -> int | None:
-    """One integer from ``random_state`` (:func:`roembed._random.draw_seed`) that seeds the restarts' own
-    streams."""
-    return draw_seed(random_state)
-
-
 def restart_starts(n_objects: int, n_components: int, random_state, n_init: int, scale: float):
     """Starts ``1 .. n_init - 1`` of the plain stage (start 0 is the estimator's own): seeded Gaussians."""
-    base = _seed_base(random_state)
+    base = draw_seed(random_state)  # the restarts' own streams
     for k in range(1, n_init):
         seed = None if base is None else np.random.SeedSequence([base, 2, k])
         yield scale * np.random.default_rng(seed).standard_normal((n_objects, n_components))
@@ -281,7 +275,7 @@ def lifted_start(problem: RobustProblem, settings: RobustSettings, X0: np.ndarra
     the random starts' size.  Why: on a line the objects cannot pass one another, so where the queries are few
     every random start can end in a wrong order; in the plane they can go round (measured: docs/default.md, "The
     lifted start at p = 1")."""
-    base = _seed_base(settings.random_state)
+    base = draw_seed(settings.random_state)
     rng = np.random.default_rng(None if base is None else np.random.SeedSequence([base, 3]))
     X2 = np.column_stack([X0[:, :1], settings.init_scale * rng.standard_normal(len(X0))])
     plane = stage_plain(problem, dataclasses.replace(settings, n_init=AUTO_RESTARTS[2]), FitState(X=X2))
