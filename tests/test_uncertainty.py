@@ -60,6 +60,12 @@ def test_bootstrap_tables(boot):
     assert {"x1", "x2", "axis_major", "axis_minor", "angle", "radius", "stability", "dispersion"} <= set(objects)
     assert (objects["axis_major"] >= objects["axis_minor"]).all()
     assert objects["stability"].between(0, 1).all()
+    # a mean of multiples of 1/10 over 30 replicates, written as the decimal it is (0.88, not 0.8800000000000001,
+    # in uncertainty.csv)
+    shares = res.stability_per_replicate
+    assert np.allclose(shares * 10, np.round(shares * 10))
+    assert objects["stability"].tolist() == [round(count / 300, 12) for count in np.round(shares * 10).sum(axis=0)]
+    assert not objects["stability"].map(repr).str.contains("0000000|9999999").any()
     flags = res.flag_frequency()
     assert len(flags) == len(res.estimator.graph_) and flags["flag_frequency"].between(0, 1).all()
     assert (flags["n_replicates"] <= 30).all() and (flags["n_flagged"] <= flags["n_replicates"]).all()
@@ -353,6 +359,18 @@ def test_replicates_start_from_the_full_fit_alone_and_their_warnings_are_counted
         bootstrap(RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, max_iter=2, random_state=0),
                   data.train, 4, random_state=0)
     assert sum("bootstrap replicates" in str(w.message) for w in record) == 1
+
+
+def test_a_replicate_that_draws_only_tied_queries_is_fitted_and_counted_not_fatal():
+    """One query decided 3 to 0, two tied 1 to 1: the full fit keeps consensus weights, and a replicate that draws
+    only the tied queries decides nothing under them. It stopped the whole bootstrap (and `roembed fit
+    --bootstrap`) with "all comparison weights are zero"."""
+    data = [[0, 1, 2]] * 3 + [[1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    estimator = RobustOrdinalEmbedding(1, weighting="consensus", random_state=0)
+    with pytest.warns(UserWarning, match=r"^\d of 8 bootstrap replicates: UserWarning: weighting='consensus' "
+                                         r"decides no comparison here"):
+        result = bootstrap(estimator, data, 8, n_jobs=1, random_state=0)
+    assert result.replicates.shape == (8, 3, 1) and np.isfinite(result.replicates).all()
 
 
 @pytest.mark.parametrize("warm_start, retune", [(True, False), (False, False), (True, True)])

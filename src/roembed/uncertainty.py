@@ -511,10 +511,11 @@ class BootstrapResult(UncertaintyRegions):
         return float(chi2.ppf(self.confidence, p))
 
     def stability(self) -> np.ndarray:
-        """(n,): mean share of each object's nearest neighbours kept in the replicates."""
+        """(n,): mean share of each object's nearest neighbours kept in the replicates (a mean of multiples of
+        1/k, rounded to 12 decimals so that it is written as the decimal it is: 0.88, not 0.8800000000000001)."""
         if self.stability_per_replicate is None:
             raise AttributeError("stability was not computed (k=0)")
-        return self.stability_per_replicate.mean(axis=0)
+        return np.round(self.stability_per_replicate.mean(axis=0), 12)
 
     def _dispersion_covariances(self) -> np.ndarray:
         return self.sample_covariances

@@ -812,3 +812,20 @@ def test_the_default_converges_on_scarce_real_data():
         warnings.simplefilter("always")
         RobustOrdinalEmbedding(2, random_state=0).fit(train)
     assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+
+@pytest.mark.parametrize("weighting", ["consensus", "net"])
+def test_a_weighting_that_decides_no_query_becomes_vote_with_a_warning(weighting):
+    """Every query answered once each way: consensus and net weights are all zero. The fit raised "all comparison
+    weights are zero" (and so did a bootstrap replicate or a fold of select_dimension that drew only such queries
+    while the full fit's weighting was pinned)."""
+    ties = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]
+    with pytest.warns(UserWarning, match=rf"^weighting='{weighting}' decides no comparison here \(every query's "
+                                         r"votes cancel out\): fitted with weighting='vote'"):
+        est = RobustOrdinalEmbedding(1, weighting=weighting, random_state=0).fit(ties)
+    assert est.chosen_params_["weighting"] == "vote" and np.isfinite(est.embedding_).all()
+    with warnings.catch_warnings(record=True) as caught:  # a weighting that decides something is kept, silently
+        warnings.simplefilter("always")
+        decided = RobustOrdinalEmbedding(1, weighting=weighting, random_state=0).fit(ties + [[0, 1, 2]])
+    assert decided.chosen_params_["weighting"] == weighting
+    assert not any("decides no comparison" in str(w.message) for w in caught)

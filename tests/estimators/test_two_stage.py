@@ -112,6 +112,9 @@ def test_without_cycle_removal_and_default_estimator():
 
 @pytest.mark.parametrize("params, match", [
     (dict(estimator="STE"), "estimator"), (dict(remove_cycles="yes"), "remove_cycles"), (dict(n_components=0), "n_components"),
+    # TwoStageEmbedding(SOE(2)): "n_components must be an integer, got SOE(...)" before
+    (dict(n_components=GNMDS(2)), r"first argument is n_components, got GNMDS\(\); pass the estimator of stage 3 by "
+                                  r"name: TwoStageEmbedding\(n_components, estimator=...\)"),
 ])
 def test_bad_parameters_raise(params, match):
     with pytest.raises(ValueError, match=match):

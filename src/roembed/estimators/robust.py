@@ -346,6 +346,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         X0 = restarts.X
         chosen, self.tuning_results_, candidate = self._choose(graph, X0, start)
         chosen, ridge_gain = self._check_ridge(graph, start, chosen, tuned=bool(self.tuning_results_))
+        if not is_auto(self.weighting) and chosen["weighting"] != self.weighting:
+            warn(f"weighting={self.weighting!r} decides no comparison here (every query's votes cancel out): "
+                 "fitted with weighting='vote', which keeps the votes and gives a map with no order in it",
+                 UserWarning)
         loss = _loss_of(chosen["loss"], self.n_components)
         problem = RobustProblem.build(graph, loss, chosen["weighting"], self.two_sided)
         settings = self._settings(graph, loss, chosen["refine"], chosen["alpha"], chosen["refine_alpha"])
@@ -463,9 +467,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             return [LOOSE_CHOICE["loss"]], [LOOSE_CHOICE["weighting"]], refines[:1], LOOSE_CHOICE["alpha"]
         losses = list(AUTO_LOSSES) if is_auto(self.loss) else [self.loss]
         weightings = list(AUTO_WEIGHTINGS) if is_auto(self.weighting) else [self.weighting]
-        if is_auto(self.weighting):
-            weightings = _distinct_weightings(graph, weightings)
-        return losses, weightings, refines, self.alpha
+        # a weighting set by the user (or pinned by bootstrap / select_dimension on a resample) that decides no
+        # query is replaced by "vote", as "auto" does; _fit_graph warns
+        return losses, _distinct_weightings(graph, weightings), refines, self.alpha
 
     def _loose(self, graph: ComparisonGraph) -> bool:
         """Whether the comparisons cannot pin the map down: fewer distinct queries than the coordinates that

@@ -120,6 +120,9 @@ class TwoStageEmbedding(OrdinalEmbedding):
         self.random_state = random_state
 
     def _check_params(self) -> None:
+        if isinstance(self.n_components, OrdinalEmbedding):  # TwoStageEmbedding(SOE(2)), as a pipeline is built
+            raise ValueError(f"TwoStageEmbedding's first argument is n_components, got {self.n_components!r}; pass "
+                             "the estimator of stage 3 by name: TwoStageEmbedding(n_components, estimator=...)")
         super()._check_params()
         if self.estimator is not None and not isinstance(self.estimator, OrdinalEmbedding):
             raise ValueError(f"estimator must be a roembed OrdinalEmbedding, got {self.estimator!r}")
