@@ -829,3 +829,38 @@ def test_a_weighting_that_decides_no_query_becomes_vote_with_a_warning(weighting
         decided = RobustOrdinalEmbedding(1, weighting=weighting, random_state=0).fit(ties + [[0, 1, 2]])
     assert decided.chosen_params_["weighting"] == weighting
     assert not any("decides no comparison" in str(w.message) for w in caught)
+
+
+def test_a_training_part_that_drew_only_tied_queries_tunes_without_the_weightings_it_cannot_fit():
+    """Every query of 8 objects answered once each way, and one query 3 to 0: on the whole graph consensus decides
+    that one query, but the tuning's training part of this seed holds it out, so consensus decides nothing there.
+    The fit stopped with "all comparison weights are zero"; now that candidate is not tried on the split."""
+    from roembed.model_selection import holdout_mask
+
+    queries = [(a, b, c) for a in range(8) for b in range(8) for c in range(b + 1, 8) if a not in (b, c)]
+    ties = np.array([t for a, b, c in queries for t in ((a, b, c), (a, c, b))])
+    data = Comparisons(np.vstack([ties, [[0, 1, 2]] * 3]))
+    graph = data.aggregate()
+    seed = 5
+    held = holdout_mask(graph.comparisons, 0.2, seed, groups=graph.response_query)
+    assert held[-3:].all()  # the decided query is held out: the training part is all ties
+    est = RobustOrdinalEmbedding(2, random_state=seed, annotators=None).fit(data)
+    assert est.chosen_params_["weighting"] == "vote" and {r["weighting"] for r in est.tuning_results_} == {"vote"}
+    assert np.isfinite(est.embedding_).all()
+
+
+def test_a_crowd_the_annotator_stage_reads_as_all_random_is_fitted_as_without_ids():
+    """Two annotators choosing at random in 60 rank trials: the stage gives both a probability of following of
+    1e-44 or less, and the follow-weighted graph then decided nothing but rounding (the fit stopped with "all
+    comparison weights are zero", or fitted the answers weighted by those 1e-44s). Now the answers are fitted as
+    they are, as with annotators=None, and the warning says so."""
+    from roembed.data import from_rank_trials
+
+    rng = np.random.default_rng(4)
+    trials = np.array([rng.choice(12, 9, replace=False) for _ in range(60)])
+    data = from_rank_trials(trials, n_select=4, annotator=rng.integers(0, 2, 60))
+    with pytest.warns(UserWarning, match="the annotator stage finds no annotator who follows the map"):
+        est = RobustOrdinalEmbedding(2, random_state=0).fit(data)
+    assert est.annotator_types_["follows"].max() < 1e-30  # what the stage read: nobody follows
+    without = RobustOrdinalEmbedding(2, random_state=0, annotators=None).fit(data)
+    np.testing.assert_array_equal(est.embedding_, without.embedding_)

@@ -102,8 +102,10 @@ def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
     assert problem.robust(0.3).reverse_weight is problem.reverse_weight
     assert RobustProblem.build(weighted, "ckl", "net").reverse_weight is None
     nobody = _two_followers_and_a_spammer([0.0, 0.0, 0.0])[1]  # nothing decided: halves alone are no data
-    with pytest.raises(ValueError, match="all comparison weights are zero"):
+    with pytest.raises(ValueError, match="weighting='vote' decides no comparison: every query's votes cancel out"):
         RobustProblem.build(nobody, "ckl", "vote")
+    # (1.9 + 0.5 + 0.5 answered, 0.1 + 0.5 + 0.5 of it reversed: (2.9 - 1.1) / (2.9 + 1.1) of the weight decides)
+    assert robust_fit.decided_share(nobody, "vote") == 0.0 and robust_fit.decided_share(weighted, "vote") == pytest.approx(0.45)
 
 
 def _refinement_value(problem, settings, X):

@@ -52,9 +52,10 @@ from ..solvers.progress import phase
 from .base import check_param
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
-from .robust_fit import (AUTO_RESTARTS, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem, RobustSettings,
-                         auto_cap, continue_fit, edge_weights, fit_robust, is_auto, lifted_start, lowest_final,
-                         outlier_share, restart_agreement, stage_plain, stage_refine, stage_shifts)
+from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
+                         RobustSettings, auto_cap, continue_fit, decided_share, edge_weights, fit_robust, is_auto,
+                         lifted_start, lowest_final, outlier_share, restart_agreement, stage_plain, stage_refine,
+                         stage_shifts)
 
 INITS = ("random", "plain")
 
@@ -430,6 +431,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         with phase("ridge check"):
             gains = ridge_check(graph, loss, chosen["weighting"], self.two_sided, settings, start,
                                 folds.split(graph.comparisons))
+        if len(gains) == 0:
+            return chosen, None
         gain = round(float(np.mean(gains)), 12)  # folds that tie (+x and -x) keep the choice, whatever the last bit
         return (ridged if gain > 0 else chosen), gain
 
@@ -492,9 +495,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         least ``SWITCH_MIN_SHARE`` of the answers are contradicted by the others
         (:func:`roembed.annotator_model.contradicted_share`), and always with gold answers: the graph of the
         responses re-weighted by their annotator's probability of following the embedding
-        (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself.  Only the weights change: the
-        later stages start where they would without the stage, so a crowd whose annotators all follow
-        gets the fit it would get without ids."""
+        (:func:`roembed.annotator_model.fit_crowd`); else ``graph`` itself, and ``graph`` itself too where the
+        stage has no annotator following (a followers' share of the answers at most ``MIN_DECIDED_SHARE``: weights
+        of 1e-44 decide nothing but rounding).  Only the weights change: the later stages start where they would
+        without the stage, so a crowd whose annotators all follow gets the fit it would get without ids."""
         ids = graph.comparisons.annotator
         gold = known_answers(graph.comparisons, self.annotators is not None)
         if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
@@ -506,9 +510,10 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if gold is None and test.p_value > HETEROGENEITY_P and contradicted_share(graph) < SWITCH_MIN_SHARE:
             return graph, None, plain.n_iter, test.p_value, None
         crowd = fit_crowd(graph, loss, plain.solution, alpha=alpha, gold=gold)
-        warn_minority_follows(float(crowd.response_weight.sum() / graph.comparisons.weight.sum()))
-        return (follow_weighted(graph, crowd.posterior), crowd.posterior,
-                plain.n_iter + crowd.n_iter, test.p_value, crowd.gold_error)
+        share = float(crowd.response_weight.sum() / graph.comparisons.weight.sum())
+        warn_minority_follows(share)
+        weighted = graph if share <= MIN_DECIDED_SHARE else follow_weighted(graph, crowd.posterior)
+        return weighted, crowd.posterior, plain.n_iter + crowd.n_iter, test.p_value, crowd.gold_error
 
     def _store_state(self, state: FitState) -> None:
         for name, message in state.unconverged:  # each stage's own reason, not the last stage's
@@ -565,13 +570,16 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 raise InvalidComparisonsError("too few queries")
             held_out = holdout_mask(graph.comparisons, self.validation_fraction, self.random_state,
                                     groups=graph.response_query)
+            inner, held_edges = split_edges(graph, held_out)
+            del held_out
+            weightings = _deciding(inner, weightings)  # the training part may have drawn only tied queries
+            if not weightings:
+                raise InvalidComparisonsError("no decided query in the training part")
         except InvalidComparisonsError:
             warn(f"{type(self).__name__}: too few queries to choose the 'auto' parameters on validation; "
-                 f"using loss={losses[0]!r}, weighting={weightings[0]!r}, refine={refines[0][0]!r}",
+                 f"using loss={losses[0]!r}, weighting={chosen['weighting']!r}, refine={refines[0][0]!r}",
                  UserWarning)
             return chosen, [], None
-        inner, held_edges = split_edges(graph, held_out)
-        del held_out
         problems = {}  # one problem per weighting, its loss swapped: the candidates share its loss weights
         if len(graph) < CONTINUE_EDGES:  # the candidates' start has not seen the held-out queries (see above)
             first = problems[weightings[0]] = RobustProblem.build(inner, _loss_of(losses[0], p), weightings[0],
@@ -688,6 +696,8 @@ def ridge_check(graph: ComparisonGraph, loss: Loss, weighting: str, two_sided: b
         held_out = np.zeros(len(graph.comparisons), dtype=bool)
         held_out[held_rows] = True
         inner, held_edges = split_edges(graph, held_out)
+        if not _deciding(inner, [weighting]):
+            continue  # the fold's training part drew only tied queries: it judges nothing
         problem = RobustProblem.build(inner, loss, weighting, two_sided)
         scores = [edge_agreement(fit_robust(problem, s, X0, STAGES[:-1]).X, graph, held_edges) for s in settings]
         gains.append(scores[1] - scores[0])
@@ -713,8 +723,13 @@ def warn_minority_follows(share: float) -> None:
     weight (``share``, of the responses' weight times their annotator's probability of following): the rest
     answer at random or against it, so the map rests on a minority, and who is honest was read from the
     majority of the answers (:func:`roembed.annotator_model.crowd_oriented`) or from too few (the shares
-    measured: docs/default.md, "Annotators")."""
-    if share < 0.5:
+    measured: docs/default.md, "Annotators"); another where nobody follows (at most ``MIN_DECIDED_SHARE``), whose
+    answers the fit then takes as they are (:meth:`RobustOrdinalEmbedding._annotator_stage`)."""
+    if share <= MIN_DECIDED_SHARE:  # weights of 1e-60 would let rounding choose whose answers count
+        warn("the annotator stage finds no annotator who follows the map (all answer at random, as it reads them), "
+             "so the map is fitted to every answer as it is, as without annotator ids: known-answer questions (a "
+             "gold column) would show who is honest", DataWarning)
+    elif share < 0.5:
         warn(f"the annotators who follow the map give only {share:.0%} of the answers; the others answer at random "
              "or against it (the annotator table says who), so the map rests on a minority: known-answer "
              "questions (a gold column) would show who is honest", DataWarning)
@@ -732,6 +747,13 @@ def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
     return graph.scaled(np.clip(follows[who], 0.0, 1.0))
 
 
+def _deciding(graph: ComparisonGraph, weightings: list) -> list:
+    """``weightings`` without those that decide no comparison on ``graph`` (:func:`decided_share`): a tie decides
+    nothing under ``consensus`` or ``net``, and a graph whose queries are all ties (or a training part, fold or
+    bootstrap resample that drew only tied queries) has nothing left to fit under them."""
+    return [w for w in weightings if decided_share(graph, w) > MIN_DECIDED_SHARE]
+
+
 def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
     """``weightings`` without those whose normalised loss weights are all zero (``net`` on pure
     contradiction) or differ from an earlier one's by at most ``SAME_WEIGHTING`` in total variation
@@ -742,10 +764,8 @@ def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
     once it is ``net`` plus a pull towards ties on the annotator stage's doubtful answers (docs/default.md,
     "Weightings that coincide")."""
     kept, seen = [], []
-    for w in weightings:
+    for w in _deciding(graph, weightings):
         a = np.asarray(graph.votes, dtype=np.float64) if w == "vote" else edge_weights(graph, w)
-        if a.sum() <= 0:
-            continue
         a = a / a.sum()
         if not any(0.5 * np.abs(a - b).sum() <= SAME_WEIGHTING for b in seen):
             kept.append(w)

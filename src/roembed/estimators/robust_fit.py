@@ -153,6 +153,24 @@ def reverse_weights(graph: ComparisonGraph, weighting: str) -> np.ndarray | None
     return 0.5 * np.asarray(graph.undecided, dtype=np.float64)
 
 
+def decided_share(graph: ComparisonGraph, weighting: str) -> float:
+    """The share of a weighting's loss weight that says which way a query goes: ``(sum a - sum b) / (sum a +
+    sum b)`` (:func:`edge_weights`, :func:`reverse_weights`; 1 for every weighting but ``vote`` after the
+    annotator stage), 0 when the votes of every query cancel out (a tie decides nothing under ``consensus``,
+    ``net`` and ``majority``'s halves) or the annotator stage left no answer to trust."""
+    a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
+    return _decided_share(a.sum(), 0.0 if b is None else b.sum())
+
+
+def _decided_share(total_a: float, total_b: float) -> float:
+    return (total_a - total_b) / (total_a + total_b) if total_a + total_b > 0 else 0.0
+
+
+MIN_DECIDED_SHARE = 1e-9
+"""Below this share of decided weight a weighting fits nothing: the halves of the undecided weight alone (or
+rounding) would only pull every query to a tie (:func:`decided_share`)."""
+
+
 def auto_cap(loss, margins: np.ndarray, weights: np.ndarray, width: float = 2.0) -> float:
     """The loss slope ``-phi'(s*)`` at the knee ``s* = min(med_w(s) - width * 1.4826 MAD_w(s), 0)``."""
     med = weighted_median(margins, weights)
@@ -195,8 +213,8 @@ class RobustProblem:
     def build(cls, graph: ComparisonGraph, loss, weighting: str, two_sided: bool = False) -> RobustProblem:
         a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
         undecided = 0.0 if b is None else b.sum()
-        if a.sum() - undecided <= 0:  # nothing decided (the halves alone would only pull every query to a tie)
-            raise ValueError("all comparison weights are zero")
+        if _decided_share(a.sum(), undecided) <= MIN_DECIDED_SHARE:
+            raise ValueError(f"weighting={weighting!r} decides no comparison: every query's votes cancel out")
         total = a.sum() + undecided
         return cls(graph, PairDistances(graph.pairs, graph.n_objects), get_loss(loss), weighting, a / total,
                    two_sided, None if b is None else b / total)
