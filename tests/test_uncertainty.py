@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import special_ortho_group
@@ -233,6 +235,22 @@ def test_a_full_fit_of_other_comparisons_is_refused():
     fitted_here = SOE(2, random_state=0).fit(data.train)
     result = bootstrap(SOE(2), data.train, 3, fitted=fitted_here, random_state=0)
     assert result.estimator is fitted_here and np.array_equal(result.embedding, fitted_here.embedding_)
+
+
+def test_a_bootstrap_over_few_units_says_so():
+    """Two annotators as the resampling unit give three distinct resamples: the regions looked like any others."""
+    data = small_problem()
+    two = Comparisons(data.train.quadruplets, annotator=np.arange(len(data.train)) % 2)
+    estimator = RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, max_iter=200, random_state=0)
+    with pytest.warns(UserWarning, match=r"^the bootstrap resamples 2 annotators \(unit='query\+annotator'\): over "
+                                         r"fewer than 20 units it has few distinct resamples, and its regions and "
+                                         r"intervals are unreliable; resample by query, the default unit$"):
+        bootstrap(estimator, two, 3, unit="query+annotator", random_state=0)
+    with warnings.catch_warnings(record=True) as caught:  # its queries are many: no such warning by query
+        warnings.simplefilter("always")
+        bootstrap(estimator, two, 3, random_state=0)
+    assert not any("units it has few" in str(w.message) for w in caught)
+    assert len(np.unique(resampling_units(two, "query"))) >= 20
 
 
 def test_annotator_unit_needs_annotators():

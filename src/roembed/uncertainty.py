@@ -100,6 +100,12 @@ from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
 
 UNITS = ("query", "annotator", "object", "query+annotator")
+MIN_UNITS = 20
+"""Fewer units of a factor to resample and :func:`bootstrap` warns: ``U`` units give only ``C(2U - 1, U)`` distinct
+resamples (3 for two annotators, 126 for five), and a bootstrap over few clusters is known to mislead (Cameron,
+Gelbach & Miller 2008, "Bootstrap-based improvements for inference with clustered errors", from under 30 or so).
+A rule from the literature, not measured here."""
+_PLURAL = {"query": "queries", "annotator": "annotators", "object": "objects"}
 CALIBRATIONS = ("hotelling", "chi2")
 
 
@@ -123,6 +129,16 @@ def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarra
         ids = comparisons.quadruplets[:, 0] if factor == "object" else response_groups(comparisons, factor)
         columns.append(np.unique(ids, return_inverse=True)[1].reshape(-1))
     return np.stack(columns, axis=1)
+
+
+def _warn_few_units(units: np.ndarray, unit: str) -> None:
+    """A warning per factor of ``unit`` with fewer than ``MIN_UNITS`` units in ``units`` (:func:`resampling_units`)."""
+    for factor, column in zip(unit.split("+"), units.T):
+        n_units = int(column.max()) + 1 if len(column) else 0
+        if n_units < MIN_UNITS:
+            warn(f"the bootstrap resamples {n_units} {_PLURAL[factor]} (unit={unit!r}): over fewer than {MIN_UNITS} "
+                 "units it has few distinct resamples, and its regions and intervals are unreliable"
+                 + ("; resample by query, the default unit" if factor != "query" else ""), UserWarning)
 
 
 def replicate_seeds(random_state, n_replicates: int) -> list[int]:
@@ -644,6 +660,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         estimator = clone(estimator).set_params(n_components=p)
     reference = np.asarray(full.embedding_, dtype=np.float64)
     units = resampling_units(comparisons, unit)
+    _warn_few_units(units, unit)
     annotator_code, annotator_ids = None, None
     if comparisons.annotator is not None:
         annotator_ids, code = annotator_index(comparisons)
