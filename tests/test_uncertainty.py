@@ -237,6 +237,19 @@ def test_a_full_fit_of_other_comparisons_is_refused():
     assert result.estimator is fitted_here and np.array_equal(result.embedding, fitted_here.embedding_)
 
 
+def test_the_objects_table_leaves_the_fit_alone():
+    """With pandas before 3.0 (no copy-on-write) the table was a view of the fit's embedding, and writing NaN for an
+    object without comparisons wrote it into ``embedding_`` (caught by the fuzz test on CI's lowest versions)."""
+    comparisons = Comparisons(np.array([[2, 3, 1], [1, 2, 3], [3, 1, 2]]), n_objects=4)  # object 0 is in none
+    result = bootstrap(RobustOrdinalEmbedding(1, random_state=0), comparisons, 3, n_jobs=1, random_state=0)
+    before = result.estimator.embedding_.copy()
+    table = result.objects()
+    assert np.isnan(table.loc[0, "x1"]) and np.isfinite(table.loc[1:, "x1"]).all()
+    np.testing.assert_array_equal(result.estimator.embedding_, before)
+    np.testing.assert_array_equal(result.embedding, before)
+    assert np.isfinite(before).all()
+
+
 def test_a_bootstrap_over_few_units_says_so():
     """Two annotators as the resampling unit give three distinct resamples: the regions looked like any others."""
     data = small_problem()

@@ -425,7 +425,9 @@ class UncertaintyRegions:
         n, p = X.shape
         axes = np.full((n, p), np.nan)
         axes[ok] = np.sqrt(r2 * np.clip(np.linalg.eigvalsh(cov[ok]), 0.0, None))
-        table = pd.DataFrame(X, columns=[f"x{d + 1}" for d in range(p)])
+        # a copy: before pandas 3 the frame is a view of X, and the NaN of unused objects below wrote into the
+        # fit's embedding_
+        table = pd.DataFrame(np.array(X, dtype=np.float64), columns=[f"x{d + 1}" for d in range(p)])
         names = self.estimator.graph_.object_names
         if names is not None:
             table.insert(0, "name", list(names))
