@@ -53,9 +53,9 @@ from .base import check_param
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
-                         RobustSettings, auto_cap, continue_fit, decided_share, edge_weights, fit_robust, is_auto,
-                         lifted_start, lowest_final, outlier_share, restart_agreement, stage_plain, stage_refine,
-                         stage_shifts)
+                         RobustSettings, auto_cap, continue_fit, decided_fraction, decided_share, edge_weights,
+                         fit_robust, is_auto, lifted_start, lowest_final, outlier_share, restart_agreement,
+                         reverse_weights, stage_plain, stage_refine, stage_shifts)
 
 INITS = ("random", "plain")
 
@@ -764,8 +764,11 @@ def _distinct_weightings(graph: ComparisonGraph, weightings: list) -> list:
     once it is ``net`` plus a pull towards ties on the annotator stage's doubtful answers (docs/default.md,
     "Weightings that coincide")."""
     kept, seen = [], []
-    for w in _deciding(graph, weightings):
-        a = np.asarray(graph.votes, dtype=np.float64) if w == "vote" else edge_weights(graph, w)
+    for w in weightings:
+        a, b = edge_weights(graph, w), reverse_weights(graph, w)  # one pass over the edges (10^7: 0.03 s each)
+        if decided_fraction(a.sum(), 0.0 if b is None else b.sum()) <= MIN_DECIDED_SHARE:
+            continue  # decides nothing here (_deciding)
+        a = np.asarray(graph.votes, dtype=np.float64) if w == "vote" else a
         a = a / a.sum()
         if not any(0.5 * np.abs(a - b).sum() <= SAME_WEIGHTING for b in seen):
             kept.append(w)

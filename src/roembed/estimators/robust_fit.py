@@ -159,10 +159,11 @@ def decided_share(graph: ComparisonGraph, weighting: str) -> float:
     annotator stage), 0 when the votes of every query cancel out (a tie decides nothing under ``consensus``,
     ``net`` and ``majority``'s halves) or the annotator stage left no answer to trust."""
     a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
-    return _decided_share(a.sum(), 0.0 if b is None else b.sum())
+    return decided_fraction(a.sum(), 0.0 if b is None else b.sum())
 
 
-def _decided_share(total_a: float, total_b: float) -> float:
+def decided_fraction(total_a: float, total_b: float) -> float:
+    """:func:`decided_share` from the totals of ``a`` and ``b`` (``total_b`` 0 without reversed weights)."""
     return (total_a - total_b) / (total_a + total_b) if total_a + total_b > 0 else 0.0
 
 
@@ -213,7 +214,7 @@ class RobustProblem:
     def build(cls, graph: ComparisonGraph, loss, weighting: str, two_sided: bool = False) -> RobustProblem:
         a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
         undecided = 0.0 if b is None else b.sum()
-        if _decided_share(a.sum(), undecided) <= MIN_DECIDED_SHARE:
+        if decided_fraction(a.sum(), undecided) <= MIN_DECIDED_SHARE:
             raise ValueError(f"weighting={weighting!r} decides no comparison: every query's votes cancel out")
         total = a.sum() + undecided
         return cls(graph, PairDistances(graph.pairs, graph.n_objects), get_loss(loss), weighting, a / total,
