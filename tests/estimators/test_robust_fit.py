@@ -105,7 +105,8 @@ def test_vote_counts_what_the_annotator_stage_took_off_half_each_way():
     with pytest.raises(ValueError, match="weighting='vote' decides no comparison: every query's votes cancel out"):
         RobustProblem.build(nobody, "ckl", "vote")
     # (1.9 + 0.5 + 0.5 answered, 0.1 + 0.5 + 0.5 of it reversed: (2.9 - 1.1) / (2.9 + 1.1) of the weight decides)
-    assert robust_fit.decided_share(nobody, "vote") == 0.0 and robust_fit.decided_share(weighted, "vote") == pytest.approx(0.45)
+    assert robust_fit.decided_share(nobody, "vote") == 0.0
+    assert robust_fit.decided_share(weighted, "vote") == pytest.approx(0.45)
 
 
 def _refinement_value(problem, settings, X):
