@@ -690,7 +690,8 @@ def ridge_check(graph: ComparisonGraph, loss: Loss, weighting: str, two_sided: b
                 folds) -> np.ndarray:
     """Per fold of ``folds`` (``(train_rows, held_out_rows)`` of the responses, whole queries): the held-out
     agreement of the final fit's stages (up to the refinement) under ``settings[1]`` minus that under
-    ``settings[0]``, each fitted from ``X0`` on the fold's training part."""
+    ``settings[0]``, each fitted from ``X0`` on the fold's training part; a fold whose training part ``weighting``
+    decides nothing in (:func:`_deciding`: it drew only tied queries) gives none."""
     gains = []
     for _, held_rows in folds:
         held_out = np.zeros(len(graph.comparisons), dtype=bool)
