@@ -119,6 +119,18 @@ def test_containers_are_immutable():
         g.votes[0] = 0
 
 
+def test_to_frame_is_a_frame_of_its_own_to_edit():
+    """Before pandas 3 the frame sat on the read-only arrays: ``df.loc[0, "i"] = 3`` raised "assignment destination
+    is read-only" (CI's lowest versions, pandas 2.0.3), and an edit of a writable column would have reached the
+    comparisons."""
+    c = Comparisons(GOOD, weight=[1, 2], annotator=["a", "b"])
+    df = c.to_frame()
+    for column in df.columns:
+        df.loc[0, column] = df.loc[1, column]
+    assert df.iloc[0].tolist() == df.iloc[1].tolist()
+    assert c.to_frame().iloc[0].tolist() != c.to_frame().iloc[1].tolist()  # the comparisons are as they were
+
+
 @pytest.mark.parametrize("rows, weights, pure", [
     ([[0, 1, 0, 2], [0, 2, 0, 1]], None, True),  # each comparison answered both ways once
     ([[0, 1, 0, 2], [0, 2, 0, 1], [0, 1, 0, 2]], None, False),  # 2 votes against 1

@@ -504,12 +504,13 @@ class Comparisons:
         )
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per response: ``i, j, l, k, weight`` (+ metadata and extra columns present)."""
-        df = pd.DataFrame(self._quads, columns=["i", "j", "l", "k"])
-        df["weight"] = self._weight
+        """One row per response: ``i, j, l, k, weight`` (+ metadata and extra columns present); a frame of its own,
+        to edit (before pandas 3 a frame over the read-only arrays refused ``df.loc[r, "i"] = ...``)."""
+        df = pd.DataFrame(np.array(self._quads), columns=["i", "j", "l", "k"])
+        df["weight"] = np.array(self._weight)
         for key, v in {**self._meta, **self._extra}.items():
             if v is not None:
-                df[key] = v
+                df[key] = np.array(v)
         return df
 
     def aggregate(self, device=None) -> "ComparisonGraph":

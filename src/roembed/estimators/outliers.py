@@ -32,7 +32,7 @@ class OutlierReportMixin:
         check_is_fitted(self, "gamma_")
         graph = self.graph_
         rows = np.flatnonzero(self.outlier_mask_[graph.response_edge])
-        df = graph.comparisons.to_frame().iloc[rows].copy()
+        df = graph.comparisons[rows].to_frame()  # the flagged rows alone, not a frame of every response
         df.insert(0, "response", rows)
         df["edge"] = graph.response_edge[rows]
         df["gamma"] = self.gamma_[df["edge"].to_numpy()]
