@@ -506,11 +506,11 @@ class Comparisons:
     def to_frame(self) -> pd.DataFrame:
         """One row per response: ``i, j, l, k, weight`` (+ metadata and extra columns present); a frame of its own,
         to edit (before pandas 3 a frame over the read-only arrays refused ``df.loc[r, "i"] = ...``)."""
-        df = pd.DataFrame(np.array(self._quads), columns=["i", "j", "l", "k"])
-        df["weight"] = np.array(self._weight)
+        df = pd.DataFrame(self._quads, columns=["i", "j", "l", "k"], copy=True)  # columns set below are copied
+        df["weight"] = self._weight
         for key, v in {**self._meta, **self._extra}.items():
             if v is not None:
-                df[key] = np.array(v)
+                df[key] = v
         return df
 
     def aggregate(self, device=None) -> "ComparisonGraph":
