@@ -52,6 +52,52 @@ def test_fitted_attribute_contract(name, votes):
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_set_output_gives_the_coordinates_as_a_table_of_the_objects(name, votes):
+    """scikit-learn's ``set_output`` (and its global ``transform_output``): the coordinates as a table with one
+    row per object (indexed by name or number, not by the comparisons' rows), columns ``x1..xp`` as in
+    ``embedding.csv``; a copy (editing it leaves the fit alone); ``"default"`` the array itself again."""
+    import sklearn
+    from sklearn.base import clone
+
+    polars = pytest.importorskip("polars")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).set_output(transform="pandas")
+        table = est.fit_transform(votes)
+    assert isinstance(table, pd.DataFrame) and list(table.columns) == ["x1", "x2"]
+    assert table.index.name == "object" and list(table.index) == list(range(15))
+    np.testing.assert_array_equal(table.to_numpy(), est.embedding_)
+    before = est.embedding_.copy()
+    table.iloc[0, 0] = 1e9
+    np.testing.assert_array_equal(est.embedding_, before)
+    assert list(est.get_feature_names_out()) == ["x1", "x2"]
+    assert clone(est)._sklearn_output_config == {"transform": "pandas"}
+    assert est.set_output() is est and isinstance(est.transform(), pd.DataFrame)  # None: unchanged
+    frame = est.set_output(transform="polars").transform()
+    assert isinstance(frame, polars.DataFrame) and frame.columns == ["x1", "x2"]
+    np.testing.assert_array_equal(frame.to_numpy(), est.embedding_)
+    assert est.set_output(transform="default").transform() is est.embedding_
+    with pytest.raises(ValueError, match=r"set_output\(transform=...\) must be one of 'default', 'pandas', "
+                                         r"'polars' or None, got 'numpy'"):
+        est.set_output(transform="numpy")
+    plain = clone(est).set_params(random_state=0)
+    del plain._sklearn_output_config
+    with warnings.catch_warnings(), sklearn.config_context(transform_output="pandas"):
+        warnings.simplefilter("ignore")
+        assert isinstance(plain.fit(votes).transform(), pd.DataFrame)
+    assert isinstance(plain.transform(), np.ndarray)
+
+
+def test_set_output_indexes_named_objects_by_name(votes):
+    names = [f"item{o:02d}" for o in range(15)]
+    named = Comparisons(votes.quadruplets, annotator=votes.annotator, object_names=names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = build("soe").set_output(transform="pandas").fit_transform(named)
+    assert table.index.name == "name" and list(table.index) == names
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_a_numpy_generator_seeds_a_fit_as_an_int_does(name, votes):
     """``random_state=np.random.default_rng(s)`` (NumPy's own habit, which scikit-learn's ``check_random_state``
     refuses): two fresh generators of one seed give one map, another seed another; a value of no accepted type

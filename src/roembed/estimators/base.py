@@ -9,6 +9,7 @@ triplets / quadruplets (optionally with cblearn-style responses ``y``).
 from __future__ import annotations
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -69,11 +70,15 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
     return scale * as_random_state(random_state).standard_normal((n_objects, n_components))
 
 
+OUTPUT_CONTAINERS = ("default", "pandas", "polars")
+
+
 class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons.
 
     ``auto_wrap_output_keys=None``: ``transform`` returns the objects' coordinates, not one row per row of
-    ``X``, so scikit-learn's ``set_output`` wrapper (which would also make ``X`` required) is left off."""
+    ``X``, so scikit-learn's ``set_output`` wrapper (which would index the output by the rows of ``X`` and
+    make ``X`` required) is left off; :meth:`set_output` here keeps its promise with the objects as rows."""
 
     def fit(self, X, y=None, sample_weight=None):
         """Fits the embedding to comparisons ``X`` (see the module docstring).
@@ -146,12 +151,50 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return report
 
     def fit_transform(self, X, y=None, sample_weight=None):
-        return self.fit(X, y, sample_weight).embedding_
+        """Fits to ``X`` and returns the embedding, as :meth:`transform` does."""
+        return self.fit(X, y, sample_weight).transform()
 
     def transform(self, X=None):
-        """The fitted embedding (n_objects x n_components); ``X`` is ignored."""
+        """The fitted embedding (n_objects x n_components); ``X`` is ignored.
+
+        The array ``embedding_`` itself, or, after ``set_output(transform="pandas")`` (or under
+        ``sklearn.set_config(transform_output="pandas")``), a DataFrame of it: columns ``x1..xp`` (as
+        ``embedding.csv`` has them), one row per object indexed by the object names (index ``name``) or
+        numbers (``object``); ``"polars"``: the same columns, rows in object order (polars has no index)."""
         check_is_fitted(self, "embedding_")
-        return self.embedding_
+        container = getattr(self, "_sklearn_output_config", {}).get("transform") or get_config().get(
+            "transform_output", "default")
+        if container == "default":
+            return self.embedding_
+        columns = list(self.get_feature_names_out())
+        if container == "polars":
+            from .._optional import import_optional
+
+            pl = import_optional("polars", 'transform output "polars"', "pip install polars")
+            return pl.DataFrame(np.array(self.embedding_), schema=columns, orient="row")
+        import pandas as pd
+
+        names = getattr(self, "object_names_", None)
+        index = (pd.Index(list(names), name="name") if names is not None
+                 else pd.RangeIndex(len(self.embedding_), name="object"))
+        return pd.DataFrame(np.array(self.embedding_), index=index, columns=columns)  # a copy: no view of the fit
+
+    def set_output(self, *, transform=None):
+        """scikit-learn's output switch: ``transform="pandas"`` or ``"polars"`` makes :meth:`transform` and
+        :meth:`fit_transform` return a table of the coordinates (see :meth:`transform`), ``"default"`` the
+        array; None leaves the setting as it is.  Returns the estimator."""
+        if transform is None:
+            return self
+        if transform not in OUTPUT_CONTAINERS:
+            raise ValueError(f"set_output(transform=...) must be one of {', '.join(map(repr, OUTPUT_CONTAINERS))} "
+                             f"or None, got {transform!r}")
+        self._sklearn_output_config = {**getattr(self, "_sklearn_output_config", {}), "transform": transform}
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        """The coordinates' names, ``x1..xp`` (``input_features`` is ignored: comparisons have no features)."""
+        check_is_fitted(self, "embedding_")
+        return np.array([f"x{d + 1}" for d in range(self.embedding_.shape[1])], dtype=object)
 
     def _query(self, X, y=None, sample_weight=None):
         """Comparisons to score or predict, numbered as the fit's objects: named objects are matched
