@@ -693,3 +693,27 @@ def test_browser_tests_skip_locally_but_fail_when_required(monkeypatch):
     monkeypatch.setenv("ROEMBED_BROWSER_TESTS", "require")
     with pytest.raises(pytest.fail.Exception, match="required"):
         browser_kit.start_chrome()
+
+
+def test_the_header_counts_weighted_responses_and_their_total_weight(tmp_path):
+    """A file of vote counts (the material set's ``agreement``: 34,183 rows, 92,892 answers) read as weighted
+    rows: the page and ``summary.json`` give the weights' sum beside the rows, in thousands; unweighted data
+    leave it out (the count of responses says it)."""
+    data = make_synthetic(n_objects=N, dim=2, n_train=1200, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          model="vote", random_state=6)
+    counts = np.arange(len(data.train)) % 3 + 1.0
+    weighted = roembed.Comparisons(data.train.quadruplets, n_objects=N, weight=counts)
+    est = roembed.SOE(2, random_state=0, max_iter=100).fit(weighted)
+    page = write_report(est, tmp_path / "w.html").read_text()
+    assert f"responses <b>{len(counts):,}</b> &middot; total weight <b>{int(counts.sum()):,}</b>" in page
+    assert int(counts.sum()) >= 1000 and len(counts) >= 1000  # so the separators show
+    plain = roembed.SOE(2, random_state=0, max_iter=100).fit(data.train)
+    page = write_report(plain, tmp_path / "p.html").read_text()
+    assert f"responses <b>{len(counts):,}</b> &middot; comparisons" in page and "total weight" not in page
+    rows = pd.DataFrame(data.train.triplets, columns=["anchor", "closer", "farther"]).assign(weight=counts)
+    rows.to_csv(tmp_path / "votes.csv", index=False)
+    result = CliRunner().invoke(main, ["fit", str(tmp_path / "votes.csv"), "--out", str(tmp_path / "out"),
+                                       "--method", "soe", "--max-iter", "100", "--quiet"])
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["n_responses"] == len(counts) and summary["total_weight"] == counts.sum()

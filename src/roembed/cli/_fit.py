@@ -13,7 +13,7 @@ import pandas as pd
 from ..data import InvalidComparisonsError
 from ..metrics import describe_flags_by_vote, flags_by_vote
 from ..model_selection import holdout_split
-from ..report.data import OUTPUT_FORMAT
+from ..report.data import OUTPUT_FORMAT, total_weight
 from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
 from ..data.validation import count_noun
@@ -405,6 +405,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     summary = {
         "output_format": OUTPUT_FORMAT,
         "input": [str(p) for p in paths] if len(paths) > 1 else str(paths[0]), "n_objects": data.n_objects, "n_responses": len(data),
+        "total_weight": total_weight(data),
         "label_column": label_column,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
                      "test": None if test_file is None else str(test_file),

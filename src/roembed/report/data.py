@@ -79,6 +79,13 @@ def responses_per_object(estimator) -> np.ndarray:
     return np.bincount(q[new], minlength=estimator.n_objects_)
 
 
+def total_weight(comparisons) -> float | None:
+    """The responses' weights summed, as votes where a file gives counts (the material set's ``agreement``: 34,183
+    rows carry 92,892 answers); None where every weight is 1, so the count of responses says it."""
+    weight = comparisons.weight
+    return None if np.all(weight == 1) else float(weight.sum())
+
+
 def embedding_frame(estimator, object_ids=None, groups=None, labels=None) -> pd.DataFrame:
     """``object, name, [label,] n_responses, [group,] x1..xp`` (name empty when the objects have none).
 
@@ -148,7 +155,8 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
             table = estimator.annotators_
     if summary is None:
         summary = {"estimator": type(estimator).__name__, "n_objects": int(estimator.embedding_.shape[0]),
-                   "n_responses": len(graph.comparisons), "n_edges": len(graph),
+                   "n_responses": len(graph.comparisons), "total_weight": total_weight(graph.comparisons),
+                   "n_edges": len(graph),
                    "n_outliers": None if mask is None else int(np.sum(mask)),
                    "n_suspect_annotators": None if table is None or "suspect" not in table
                    else int(table["suspect"].sum()),

@@ -423,6 +423,10 @@ def _flatten(value, prefix=""):
 
 
 def _fmt(value, digits: int = 6) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:  # a sum of vote counts
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     if isinstance(value, float):
         return f"{value:.{digits}g}"
     if isinstance(value, (list, tuple)):
@@ -430,7 +434,8 @@ def _fmt(value, digits: int = 6) -> str:
     return "" if value is None else str(value)
 
 
-FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("n_edges", "comparisons"),
+FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("total_weight", "total weight"),
+         ("n_edges", "comparisons"),
          ("n_outliers", "flagged"), ("n_suspect_annotators", "suspect annotators"),
          ("n_position_biased_annotators", "annotators favouring one screen position"),
          ("train_error", "training error"), ("holdout_error", "held-out error"), ("lam_used", "lambda"))
