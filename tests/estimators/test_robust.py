@@ -104,11 +104,35 @@ def test_cv_picks_the_best_validation_candidate(planted):
                                   max_iter=200, random_state=0).fit(planted.train)
     scores = cv.cv_results_["mean_score"]
     assert cv.best_params_ == cv.cv_results_["params"][int(np.argmax(scores))]
-    single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, loss="soe", weighting="vote",
-                                    refine=None, lam=cv.best_params_["lam"])
+    assert set(cv.pinned_params_) == {"loss", "weighting", "refine", "refine_alpha"}  # alpha is searched
+    single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, lam=cv.best_params_["lam"],
+                                    **cv.pinned_params_)
     assert single.fit(planted.train).score(planted.validation) == pytest.approx(cv.best_score_)
     np.testing.assert_allclose(cv.embedding_, single.embedding_)
     assert cv.gamma_.shape == (len(cv.graph_),) and cv.lam_ == cv.best_params_["lam"]
+
+
+def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(planted):
+    """With every default, ``RobustOrdinalEmbeddingCV`` fits what the self-tuning default chooses (its ``"auto"``
+    parameters pinned from one default fit) and scores that on its folds; it used to fix SOE / ``vote`` / no
+    refinement and search ``lam`` in (0.1, 0.3, 1, 3), far worse on flipped comparisons (0.868 against 0.954 on
+    this validation set with a searched ridge, the test above).  Parameters set or searched are not pinned."""
+    from roembed.estimators.robust import tuned_params
+
+    default = RobustOrdinalEmbedding(2, random_state=0).fit(planted.train)
+    cv = RobustOrdinalEmbeddingCV(2, random_state=0).fit(planted.train)
+    assert cv.pinned_params_ == tuned_params(default) and cv.pinned_params_["loss"] in ("soe", "tste")
+    assert cv.cv_results_["params"] == [{"lam": "auto"}] and cv.cv_results_["scores"].shape == (1, 3)
+    pinned = RobustOrdinalEmbedding(2, random_state=0, **cv.pinned_params_).fit(planted.train)
+    np.testing.assert_array_equal(cv.embedding_, pinned.embedding_)
+    assert cv.lam_ == pinned.lam_ and 1 - cv.score(planted.test) < 1 - default.score(planted.test) + 0.01
+    explicit = RobustOrdinalEmbeddingCV(2, lams=[1.0], losses=["soe", "ste"], weighting="vote", refine=None,
+                                        alpha=1e-3, cv=2, max_iter=200, random_state=0).fit(planted.train[:800])
+    assert explicit.pinned_params_ == {}
+    searched = RobustOrdinalEmbeddingCV(2, lams=[1.0], losses=["soe", "ste"], cv=2, max_iter=200,
+                                        random_state=0).fit(planted.train[:800])
+    assert "loss" not in searched.pinned_params_ and "weighting" in searched.pinned_params_
+    assert {p["loss"] for p in searched.cv_results_["params"]} == {"soe", "ste"}
 
 
 def test_cv_with_folds_and_losses(planted):
