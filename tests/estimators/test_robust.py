@@ -213,6 +213,8 @@ def test_cv_second_round_refines_the_first_rounds_best(planted):
     assert params[2] == {**first, "refine": 2.0} and params[3] == {**first, "refine": 3.0}
     assert cv.best_params_ == params[int(np.argmax(mean))] and cv.best_score_ == mean.max()
     assert cv.best_estimator_.refine == cv.best_params_.get("refine")
+    assert cv.pinned_params_["refine"] is None and "refine_alpha" not in cv.pinned_params_  # first round unrefined
+    assert cv.pinned_params_["loss"] in ("soe", "tste") and "weighting" not in cv.pinned_params_  # set: majority
 
 
 def test_cv_bad_candidates(planted):

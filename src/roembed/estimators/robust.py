@@ -814,7 +814,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
 
     The parameters left ``"auto"`` and not searched (``loss``, ``weighting``, ``refine``, ``refine_alpha``,
     ``alpha``, as by default) are what :class:`RobustOrdinalEmbedding` chooses on all the training comparisons,
-    found by one self-tuned fit first and held fixed for every candidate (``pinned_params_``).  With every default,
+    found by one self-tuned fit first and held fixed for every candidate (``pinned_params_``; with ``refines``
+    searched the first round is unrefined and ``refine_alpha`` left to its rule or as set).  With every default,
     then, the fit is the default's choice and ``best_score_`` its cross-validated agreement.  Before, those were
     fixed at SOE / ``vote`` / no refinement and ``lams`` was ``(0.1, 0.3, 1, 3)``: on exploration trials
     4001-4003 of the synthetic protocol (p = 10, five settings) that erred 0.1248 on average against the
@@ -875,13 +876,16 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         """The default's choice of the ``"auto"`` parameters that are not searched, from one self-tuned fit on
         ``comparisons`` (none where nothing is left to it)."""
         searched = {name for option, name in self.SEARCHED if getattr(self, option) is not None}
+        searched |= {"refine_alpha"} if "refine" in searched else set()  # the default's ridge goes with its slope
         left = [k for k in TUNED if k not in searched and is_auto(getattr(self, k))]
-        if not left:
-            return {}
-        with warnings.catch_warnings():  # the final fit warns about the data once
-            warnings.simplefilter("ignore")
-            fitted = self._base().fit(comparisons)
-        return {k: v for k, v in tuned_params(fitted).items() if k in left}
+        # with refines searched, the first round is unrefined (the second sets each slope)
+        pinned = {"refine": None} if "refine" in searched and is_auto(self.refine) else {}
+        if left:
+            with warnings.catch_warnings():  # the final fit warns about the data once
+                warnings.simplefilter("ignore")
+                fitted = self._base().fit(comparisons)
+            pinned.update({k: v for k, v in tuned_params(fitted).items() if k in left})
+        return pinned
 
     def fit(self, X, y=None, sample_weight=None):
         comparisons = as_comparisons(X, y, sample_weight)
@@ -903,7 +907,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         best = int(np.nanargmax(mean))
         self.cv_results_ = dict(params=candidates, mean_score=mean, scores=scores)
         self.best_params_, self.best_score_ = candidates[best], float(mean[best])
-        self.best_estimator_ = self._base(**pinned, **self.best_params_).fit(comparisons)
+        self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
         for key, value in vars(self.best_estimator_).items():
             if key.endswith("_") and not key.startswith("_"):
                 setattr(self, key, value)
@@ -913,7 +917,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     def _scores(self, candidates, splits, pinned) -> np.ndarray:
         """Validation scores, (candidates, splits), each candidate fitted with the ``pinned`` parameters."""
         jobs = [(c, tr, te) for c in candidates for tr, te in splits]
-        scores = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**pinned, **c), tr, te)
+        scores = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**{**pinned, **c}), tr, te)
                                               for c, tr, te in jobs)
         return np.asarray(scores, dtype=float).reshape(len(candidates), len(splits))
 
