@@ -2,6 +2,7 @@
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
@@ -102,7 +103,7 @@ def test_consensus_discounts_split_queries_by_their_split():
 def test_cv_picks_the_best_validation_candidate(planted):
     cv = RobustOrdinalEmbeddingCV(2, lams=[0.05, 1.0], alphas=[1e-3], validation=planted.validation, n_jobs=2,
                                   max_iter=200, random_state=0).fit(planted.train)
-    scores = cv.cv_results_["mean_score"]
+    scores = cv.cv_results_["mean_test_score"]
     assert cv.best_params_ == cv.cv_results_["params"][int(np.argmax(scores))]
     assert set(cv.pinned_params_) == {"loss", "weighting", "refine", "refine_alpha"}  # alpha is searched
     single = RobustOrdinalEmbedding(2, alpha=1e-3, max_iter=200, random_state=0, lam=cv.best_params_["lam"],
@@ -122,7 +123,8 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
     default = RobustOrdinalEmbedding(2, random_state=0).fit(planted.train)
     cv = RobustOrdinalEmbeddingCV(2, random_state=0).fit(planted.train)
     assert cv.pinned_params_ == tuned_params(default) and cv.pinned_params_["loss"] in ("soe", "tste")
-    assert cv.cv_results_["params"] == [{"lam": "auto"}] and cv.cv_results_["scores"].shape == (1, 3)
+    assert cv.cv_results_["params"] == [{"lam": "auto"}] and {f"split{k}_test_score" for k in range(3)} <= set(
+        cv.cv_results_)
     pinned = RobustOrdinalEmbedding(2, random_state=0, **cv.pinned_params_).fit(planted.train)
     np.testing.assert_array_equal(cv.embedding_, pinned.embedding_)
     assert cv.lam_ == pinned.lam_ and 1 - cv.score(planted.test) < 1 - default.score(planted.test) + 0.01
@@ -138,7 +140,11 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
 def test_cv_with_folds_and_losses(planted):
     cv = RobustOrdinalEmbeddingCV(2, lams=[0.5], losses=["soe", "ste"], cv=2, max_iter=300,
                                   random_state=0).fit(planted.train[:800])
-    assert cv.cv_results_["scores"].shape == (2, 2)
+    table = pd.DataFrame(cv.cv_results_)  # scikit-learn's layout, as GridSearchCV's
+    assert len(table) == 2 and list(table["param_loss"]) == ["soe", "ste"]
+    np.testing.assert_allclose(table["mean_test_score"], table[["split0_test_score", "split1_test_score"]].mean(1))
+    assert sorted(table["rank_test_score"]) == [1, 2]
+    assert table.loc[table["rank_test_score"] == 1, "params"].item() == cv.best_params_
     assert cv.best_params_["loss"] in ("soe", "ste")
 
 
@@ -207,7 +213,7 @@ def test_refinement_parameters_are_checked(planted):
 def test_cv_second_round_refines_the_first_rounds_best(planted):
     cv = RobustOrdinalEmbeddingCV(2, lams=[0.5, 2.0], alphas=[1e-3], refines=[2.0, 3.0], weighting="majority",
                                   validation=planted.validation, random_state=0).fit(planted.train)
-    params, mean = cv.cv_results_["params"], cv.cv_results_["mean_score"]
+    params, mean = cv.cv_results_["params"], cv.cv_results_["mean_test_score"]
     assert len(params) == 4 and "refine" not in params[0] and "refine" not in params[1]
     first = params[int(np.argmax(mean[:2]))]
     assert params[2] == {**first, "refine": 2.0} and params[3] == {**first, "refine": 3.0}
@@ -215,6 +221,9 @@ def test_cv_second_round_refines_the_first_rounds_best(planted):
     assert cv.best_estimator_.refine == cv.best_params_.get("refine")
     assert cv.pinned_params_["refine"] is None and "refine_alpha" not in cv.pinned_params_  # first round unrefined
     assert cv.pinned_params_["loss"] in ("soe", "tste") and "weighting" not in cv.pinned_params_  # set: majority
+    refine = cv.cv_results_["param_refine"]
+    assert list(refine.mask) == [True, True, False, False] and list(refine[2:]) == [2.0, 3.0]
+    assert cv.cv_results_["rank_test_score"][int(np.argmax(mean))] == 1
 
 
 def test_cv_bad_candidates(planted):

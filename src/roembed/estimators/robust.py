@@ -785,6 +785,25 @@ def likelihood_alpha(loss) -> float:
     return {TStudent: TSTE, CrowdKernel: CKL}.get(type(loss), STE).default_alpha
 
 
+def search_results(candidates: list[dict], scores: np.ndarray) -> dict:
+    """``cv_results_`` in scikit-learn's layout from the candidates and their scores (candidates x splits):
+    ``param_<name>`` masked where a candidate does not set it (the first round's, under a refinement)."""
+    results = {"params": candidates}
+    for name in dict.fromkeys(k for c in candidates for k in c):
+        values = np.empty(len(candidates), dtype=object)
+        values[:] = [c.get(name) for c in candidates]
+        results[f"param_{name}"] = np.ma.MaskedArray(values, mask=[name not in c for c in candidates])
+    for k in range(scores.shape[1]):
+        results[f"split{k}_test_score"] = scores[:, k]
+    mean = scores.mean(axis=1)
+    results["mean_test_score"], results["std_test_score"] = mean, scores.std(axis=1)
+    order = np.argsort(-np.nan_to_num(mean, nan=-np.inf), kind="stable")  # the best first; ties keep their order
+    rank = np.empty(len(mean), dtype=np.int32)
+    rank[order] = np.arange(1, len(mean) + 1)
+    results["rank_test_score"] = rank
+    return results
+
+
 def _fit_score(estimator, train, validation):
     with warnings.catch_warnings():  # a fold is a subset: the full fit warns about the data once
         warnings.simplefilter("ignore", DataWarning)
@@ -824,7 +843,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     cannot tell the penalties apart by error there, so the default searches none (docs/default.md, "The
     cross-validated estimator").  Searching is for a grid of one's own, or a clean ``validation`` set.
 
-    Fitted: ``best_params_``, ``best_score_``, ``cv_results_`` (scores per candidate and split),
+    Fitted: ``best_params_``, ``best_score_``, ``cv_results_`` (as scikit-learn's ``GridSearchCV`` has it:
+    ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
+    ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the table),
     ``pinned_params_``, ``best_estimator_`` and its fitted attributes (``embedding_``, ``gamma_``, ...).
     """
 
@@ -905,7 +926,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
             scores = np.vstack([scores, self._scores(refined, splits, pinned)])
         mean = scores.mean(axis=1)
         best = int(np.nanargmax(mean))
-        self.cv_results_ = dict(params=candidates, mean_score=mean, scores=scores)
+        self.cv_results_ = search_results(candidates, scores)
         self.best_params_, self.best_score_ = candidates[best], float(mean[best])
         self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
         for key, value in vars(self.best_estimator_).items():
