@@ -223,7 +223,7 @@ def test_cv_second_round_refines_the_first_rounds_best(planted):
     assert cv.pinned_params_["loss"] in ("soe", "tste") and "weighting" not in cv.pinned_params_  # set: majority
     refine = cv.cv_results_["param_refine"]
     assert list(refine.mask) == [True, True, False, False] and list(refine[2:]) == [2.0, 3.0]
-    assert cv.cv_results_["rank_test_score"][int(np.argmax(mean))] == 1
+    assert cv.cv_results_["rank_test_score"][int(np.argmax(mean))] == 1 and params[cv.best_index_] == cv.best_params_
 
 
 def test_cv_bad_candidates(planted):

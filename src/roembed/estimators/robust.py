@@ -843,7 +843,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     cannot tell the penalties apart by error there, so the default searches none (docs/default.md, "The
     cross-validated estimator").  Searching is for a grid of one's own, or a clean ``validation`` set.
 
-    Fitted: ``best_params_``, ``best_score_``, ``cv_results_`` (as scikit-learn's ``GridSearchCV`` has it:
+    Fitted: ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (as scikit-learn's ``GridSearchCV`` has it:
     ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
     ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the table),
     ``pinned_params_``, ``best_estimator_`` and its fitted attributes (``embedding_``, ``gamma_``, ...).
@@ -927,7 +927,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         mean = scores.mean(axis=1)
         best = int(np.nanargmax(mean))
         self.cv_results_ = search_results(candidates, scores)
-        self.best_params_, self.best_score_ = candidates[best], float(mean[best])
+        self.best_index_, self.best_params_, self.best_score_ = best, candidates[best], float(mean[best])
         self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
         for key, value in vars(self.best_estimator_).items():
             if key.endswith("_") and not key.startswith("_"):
