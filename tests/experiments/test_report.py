@@ -60,6 +60,17 @@ def test_markdown_layout():
     assert "(4 trials)" in md
 
 
+def test_a_run_without_the_tables_rates_tabulates_its_own():
+    """``roembed reproduce synthetic --rates 0.1`` wrote an empty tables.md (the tables keep the paper's clean and
+    25% rates); a summary with none of them is tabulated at every rate it has."""
+    records = [r for r in _records() if r["rate"] == 0.25]
+    for r in records:
+        r["rate"] = 0.1
+    md = markdown_tables(summary_table(results_frame(records)))
+    assert "10% contaminated" in md and "| ROE | 0.3500 | 0.5000 | 0.6500 | 0.1291 |" in md
+    assert "clean" not in markdown_tables(summary_table(results_frame(_records())), rates=(0.25,))
+
+
 def test_grid_frame():
     g = grid_frame(_records(), "ROE")
     assert len(g) == 2 * 4 * 3 and set(g["lam"]) == {0.1, 1.0, 10.0}

@@ -61,8 +61,13 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def markdown_tables(summary: pd.DataFrame, rates: Sequence[float] | None = (0.0, 0.25), digits: int = 4) -> str:
-    """The paper's layout in Markdown: one table per (protocol, model, rate); rows are methods."""
+    """The paper's layout in Markdown: one table per (protocol, model, rate); rows are methods.
+
+    ``rates``: the rates tabulated (the paper's tables: clean and 25%); where the summary has none of them (a run
+    of ``--rates 0.1`` alone), every rate it has, rather than an empty file."""
     parts = []
+    if rates is not None and not any(np.isclose(rate, rates).any() for rate in summary["rate"]):
+        rates = None
     for (protocol, model, rate), block in summary.groupby(["protocol", "model", "rate"], sort=False):
         if rates is not None and not np.isclose(rate, rates).any():
             continue
