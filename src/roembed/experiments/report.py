@@ -74,7 +74,7 @@ def markdown_tables(summary: pd.DataFrame, rates: Sequence[float] | None = (0.0,
         n = block["n_trials"]
         trials = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
         setting = "clean" if rate == 0 else f"contamination model `{model}`, {rate:.0%} contaminated"
-        parts.append(f"**{protocol}, {setting}** ({trials} trials)\n")
+        parts.append(f"**{protocol}, {setting}** ({trials} trial{'' if trials == '1' else 's'})\n")
         parts.append("| method | " + " | ".join(STATS) + " |")
         parts.append("|---|" + "---|" * len(STATS))
         for _, row in block.iterrows():
