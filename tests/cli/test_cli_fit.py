@@ -432,6 +432,39 @@ def test_holdout_keeps_each_query_on_one_side(files):
     assert not key(train) & key(test)
 
 
+def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_path):
+    """The held-out error comes with its 95% interval (queries as the sample size, as
+    ``roembed.metrics.triplet_error``); where it reaches 0.5 a map of answers given at random looked like any
+    other (train error 0.35, held-out 0.46), so a warning says the held-out answers cannot tell it from guessing.
+    A map that predicts gets no such warning."""
+    folder, csv, *_ = files
+    result = run(csv, "--out", folder / "ho", "--holdout", 0.2, "--seed", 0)
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((folder / "ho" / "summary.json").read_text())
+    low, high = summary["holdout_error_interval"]
+    assert low < summary["holdout_error"] < high < 0.5
+    assert f"held-out error {summary['holdout_error']:.4f} (95% interval {low:.4f}-{high:.4f})" in result.stdout
+    assert not any("chance" in w for w in summary["warnings"])
+    result = CliRunner().invoke(main, ["report", str(folder / "ho")])
+    page = (folder / "ho" / "report.html").read_text()
+    assert result.exit_code == 0 and f"(95% interval {low:.4f}-{high:.4f})" in page
+    rng = np.random.default_rng(2)
+    queries = np.array([rng.choice(40, 3, replace=False) for _ in range(3000)])
+    pd.DataFrame(queries, columns=["anchor", "closer", "farther"]).to_csv(tmp_path / "random.csv", index=False)
+    result = run(tmp_path / "random.csv", "--out", tmp_path / "r", "--holdout", 0.2, "--seed", 0, "--quiet")
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    low, high = summary["holdout_error_interval"]
+    assert low < 0.5 <= high
+    warned = [w for w in summary["warnings"] if "reaches 0.5, chance" in w]
+    assert len(warned) == 1 and warned[0].startswith("--holdout 0.2: the held-out error's 95% interval")
+    assert "held-out queries): on these answers the map's predictions cannot be told from guessing" in result.stderr
+    import re
+
+    n_queries = int(re.search(r"over (\d+) held-out queries", warned[0]).group(1))
+    assert 0.9 * summary["n_holdout_responses"] < n_queries <= summary["n_holdout_responses"]  # a few repeat
+
+
 def test_a_holdout_that_rounds_to_no_query_is_bad_input(files):
     result = run(files[1], "--out", files[0] / "tiny", "--holdout", 0.0001, "--quiet")
     assert result.exit_code == 2 and "--holdout 0.0001" in result.output and "nothing held out" in result.output

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..data import InvalidComparisonsError
-from ..metrics import describe_flags_by_vote, flags_by_vote
+from ..metrics import describe_flags_by_vote, flags_by_vote, triplet_error
 from ..model_selection import holdout_split
 from ..report.data import OUTPUT_FORMAT, total_weight
 from ..data.diagnostics import object_groups
@@ -24,6 +24,13 @@ from ._report import chosen_params, collected_warnings, describe_choice, \
 
 
 TRAIN_ERROR_HINT = "on the answers fitted; --holdout 0.2 measures the error on new ones"
+
+
+def holdout_interval(estimator, test) -> list[float]:
+    """The 95% Wilson interval of the held-out error, queries as the sample size
+    (:func:`roembed.metrics.triplet_error`), objects matched by name as ``score`` matches them."""
+    error = triplet_error(estimator.embedding_, estimator._query(test))
+    return [error.low, error.high]
 """Said after the training error where no answers were held out.  Measured on synthetic single answers (forty-seventh
 session, docs/cli.md): the default's error on new answers exceeded its training error by 0.14-0.18 at 5-5.4 queries
 per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at 21."""
@@ -362,8 +369,16 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     with collected_warnings() as caught:  # a held-out comparison of an object the fit never saw: say so
         errors = {"train_error": 1.0 - estimator.score(train),
                   "train_error_unweighted": 1.0 - estimator.score(train.with_weight(np.ones(len(train)))),
-                  "holdout_error": None if test is None else 1.0 - estimator.score(test)}
-    notes += warning_lines(caught, test_file if test_file is not None else f"--holdout {holdout:g}")
+                  "holdout_error": None if test is None else 1.0 - estimator.score(test),
+                  "holdout_error_interval": None if test is None else holdout_interval(estimator, test)}
+    held_out = test_file if test_file is not None else f"--holdout {holdout:g}"
+    notes += warning_lines(caught, held_out)
+    if test is not None and errors["holdout_error_interval"][1] >= 0.5:
+        low, high = errors["holdout_error_interval"]
+        notes.append(f"warning: {held_out}: the held-out error's 95% interval reaches 0.5, chance ({low:.4f}-{high:.4f} "
+                     f"over {count_noun(test.aggregate().n_queries, 'held-out query', 'held-out queries')}): on these "
+                     "answers the map's predictions cannot be told from guessing (more comparisons or fewer dimensions "
+                     "may change that)")
     for line in notes:
         click.echo(line, err=True)  # never quiet: these say what the result cannot be trusted for
     groups = object_groups(train)
@@ -447,7 +462,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     by_vote = describe_flags_by_vote(summary["outliers_by_vote"])
     say(f"train error {summary['train_error']:.4f}"
         + (f" weighted, {summary['train_error_unweighted']:.4f} unweighted" if weighted else "")
-        + (f", held-out error {summary['holdout_error']:.4f}" if test is not None else f" ({TRAIN_ERROR_HINT})")
+        + (f", held-out error {summary['holdout_error']:.4f} (95% interval {summary['holdout_error_interval'][0]:.4f}-"
+           f"{summary['holdout_error_interval'][1]:.4f})" if test is not None else f" ({TRAIN_ERROR_HINT})")
         + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
         + (f" ({by_vote})" if by_vote else "")
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else "")

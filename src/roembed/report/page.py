@@ -444,8 +444,11 @@ FACTS = (("n_objects", "objects"), ("n_responses", "responses"), ("total_weight"
 def header_html(data: ReportData, title: str) -> str:
     s = data.summary
     by_vote = describe_flags_by_vote(s.get("outliers_by_vote"))
+    interval = s.get("holdout_error_interval")
     facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4))}</b>"
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
+             + (html.escape(f" (95% interval {interval[0]:.4f}-{interval[1]:.4f})")
+                if key == "holdout_error" and isinstance(interval, list) and len(interval) == 2 else "")
              for key, label in FACTS if s.get(key) is not None]
     from ..data.diagnostics import UNUSED
 
