@@ -24,6 +24,9 @@ from ._report import chosen_params, collected_warnings, describe_choice, \
 
 
 TRAIN_ERROR_HINT = "on the answers fitted; --holdout 0.2 measures the error on new ones"
+"""Said after the training error where no answers were held out.  Measured on synthetic single answers (forty-seventh
+session, docs/cli.md): the default's error on new answers exceeded its training error by 0.14-0.18 at 5-5.4 queries
+per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at 21."""
 
 
 def holdout_interval(estimator, test) -> list[float]:
@@ -31,9 +34,6 @@ def holdout_interval(estimator, test) -> list[float]:
     (:func:`roembed.metrics.triplet_error`), objects matched by name as ``score`` matches them."""
     error = triplet_error(estimator.embedding_, estimator._query(test))
     return [error.low, error.high]
-"""Said after the training error where no answers were held out.  Measured on synthetic single answers (forty-seventh
-session, docs/cli.md): the default's error on new answers exceeded its training error by 0.14-0.18 at 5-5.4 queries
-per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at 21."""
 
 
 def read_names_file(path: Path, encoding: str = "utf-8", index_base: int = 0):

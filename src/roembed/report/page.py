@@ -448,7 +448,8 @@ def header_html(data: ReportData, title: str) -> str:
     facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4))}</b>"
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              + (html.escape(f" (95% interval {interval[0]:.4f}-{interval[1]:.4f})")
-                if key == "holdout_error" and isinstance(interval, list) and len(interval) == 2 else "")
+                if key == "holdout_error" and isinstance(interval, list) and len(interval) == 2
+                and all(isinstance(v, (int, float)) for v in interval) else "")
              for key, label in FACTS if s.get(key) is not None]
     from ..data.diagnostics import UNUSED
 
