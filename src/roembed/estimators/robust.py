@@ -843,9 +843,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     cannot tell the penalties apart by error there, so the default searches none (docs/default.md, "The
     cross-validated estimator").  Searching is for a grid of one's own, or a clean ``validation`` set.
 
-    Fitted: ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (as scikit-learn's ``GridSearchCV`` has it:
-    ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``, ``std_test_score``,
-    ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the table),
+    Fitted: ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (as scikit-learn's
+    ``GridSearchCV`` has it: ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
+    ``std_test_score``, ``rank_test_score``; ``pandas.DataFrame(cv_results_)`` is the table),
     ``pinned_params_``, ``best_estimator_`` and its fitted attributes (``embedding_``, ``gamma_``, ...).
     """
 
