@@ -237,6 +237,23 @@ def test_a_full_fit_of_other_comparisons_is_refused():
     assert result.estimator is fitted_here and np.array_equal(result.embedding, fitted_here.embedding_)
 
 
+def test_an_estimator_fitted_on_the_comparisons_is_the_full_fit():
+    """``est.fit(C)`` then ``bootstrap(est, C)``: the regions are around ``est``'s own map (refitted, an unseeded
+    estimator gave another map, so the regions were around a map the user did not have); fitted on other data,
+    it is refitted on these, and left as it was."""
+    from roembed import SOE
+
+    data, other = small_problem(seed=0), small_problem(seed=1)
+    mine = SOE(2).fit(data.train)  # unseeded: a refit would land elsewhere
+    result = bootstrap(mine, data.train, 3, random_state=0)
+    assert result.estimator is mine and np.array_equal(result.embedding, mine.embedding_)
+    elsewhere = SOE(2, random_state=0).fit(other.train)
+    before = elsewhere.embedding_.copy()
+    result = bootstrap(elsewhere, data.train, 3, random_state=0)
+    assert result.estimator is not elsewhere and np.array_equal(elsewhere.embedding_, before)
+    np.testing.assert_array_equal(result.embedding, SOE(2, random_state=0).fit(data.train).embedding_)
+
+
 def test_the_objects_table_leaves_the_fit_alone():
     """With pandas before 3.0 (no copy-on-write) the table was a view of the fit's embedding, and writing NaN for an
     object without comparisons wrote it into ``embedding_`` (caught by the fuzz test on CI's lowest versions)."""

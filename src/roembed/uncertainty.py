@@ -597,7 +597,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     Parameters
     ----------
     estimator
-        An unfitted roembed estimator (cloned; never modified).  With ``n_components="auto"`` the full fit
+        A roembed estimator (cloned; never modified).  One already fitted on ``comparisons`` is the full fit
+        (as ``fitted=``), so the regions are around the map one has; fitted on other data, it is refitted.
+        With ``n_components="auto"`` the full fit
         chooses the dimension and every replicate fits at it (maps of another dimension cannot be aligned
         to the full fit's, and ``retune`` leaves the dimension alone).
     comparisons : Comparisons or array
@@ -650,6 +652,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     if fitted is not None and not _fitted_on(fitted, comparisons):
         raise ValueError("fitted was not fitted on these comparisons (its responses differ): the replicates would "
                          "be aligned to another data set's map; pass the estimator fitted on them, or none")
+    if fitted is None and _fitted_on(estimator, comparisons):  # est.fit(C), then bootstrap(est, C)
+        fitted = estimator
     full = fitted if fitted is not None else clone(estimator).fit(comparisons)
     p = np.asarray(full.embedding_).shape[1]
     if n_replicates <= p:
