@@ -212,6 +212,20 @@ def test_embedding_plot_names_its_axes_and_points():
     assert (ax2.get_xlabel(), ax2.get_ylabel()) == ("coordinate 1", "coordinate 2")
 
 
+def test_an_estimator_or_its_table_is_drawn_with_its_names():
+    """``plot_embedding(est)`` and ``plot_embedding(est.set_output(transform="pandas").transform())`` draw what
+    ``plot_embedding(est.embedding_, names=est.object_names_)`` draws (an estimator was "float() argument must
+    be a string or a real number")."""
+    est = _line_fit()[0]
+    est.embedding_ = np.random.default_rng(1).normal(size=(15, 2))  # two dimensions: labelled points
+    texts = lambda fig: sorted(t.get_text() for t in fig.axes[0].texts)  # noqa: E731
+    by_hand = texts(plot_embedding(est.embedding_, names=est.object_names_))
+    assert by_hand and all(t.startswith("o") for t in by_hand)
+    assert texts(plot_embedding(est)) == by_hand
+    assert texts(plot_embedding(est.set_output(transform="pandas").transform())) == by_hand
+    assert texts(plot_embedding(est, names=[f"n{i}" for i in range(15)]))[0].startswith("n")
+
+
 def _line_fit(n=15, seed=0):
     """A one-dimensional SOE fit of triplets from points on a line, and its bootstrap."""
     from roembed import SOE, bootstrap

@@ -239,7 +239,15 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     each object's confidence region (for p > 2 the shadow of its ellipsoid on the plane, at p = 1 an interval
     on the object's row of the ranked dot plot :func:`project_2d` draws); with more than ``max_regions`` objects
     in two or more dimensions, only those of the named (or, unnamed, of a spread of) objects.
+
+    ``X``: the coordinates, or a fitted estimator (its ``embedding_``, named by its ``object_names_``), or the
+    table ``transform()`` gives after ``set_output(transform="pandas")`` (named by its index of names).
     """
+    if hasattr(X, "embedding_"):  # plot_embedding(est)
+        names = getattr(X, "object_names_", None) if names is None else names
+        X = X.embedding_
+    elif isinstance(X, pd.DataFrame) and X.index.name == "name" and names is None:
+        names = [str(name) for name in X.index]
     X = np.asarray(X, dtype=np.float64)
     xy = project_2d(X)[0]
     n = len(xy)
