@@ -2,6 +2,7 @@
 import codecs
 import json
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -459,8 +460,6 @@ def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_pa
     warned = [w for w in summary["warnings"] if "reaches 0.5, chance" in w]
     assert len(warned) == 1 and warned[0].startswith("--holdout 0.2: the held-out error's 95% interval")
     assert "held-out queries): on these answers the map's predictions cannot be told from guessing" in result.stderr
-    import re
-
     n_queries = int(re.search(r"over (\d+) held-out queries", warned[0]).group(1))
     assert 0.9 * summary["n_holdout_responses"] < n_queries <= summary["n_holdout_responses"]  # a few repeat
 
