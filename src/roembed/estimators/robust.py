@@ -835,7 +835,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     ``alpha``, as by default) are what :class:`RobustOrdinalEmbedding` chooses on all the training comparisons,
     found by one self-tuned fit first and held fixed for every candidate (``pinned_params_``; with ``refines``
     searched the first round is unrefined and ``refine_alpha`` left to its rule or as set).  With every default,
-    then, the fit is the default's choice and ``best_score_`` its cross-validated agreement.  Before, those were
+    then, the fit is the default's own (``best_estimator_`` is that first fit) and ``best_score_`` the
+    cross-validated agreement of its choice.  Before, those were
     fixed at SOE / ``vote`` / no refinement and ``lams`` was ``(0.1, 0.3, 1, 3)``: on exploration trials
     4001-4003 of the synthetic protocol (p = 10, five settings) that erred 0.1248 on average against the
     default's 0.0918 and flagged up to 61% of the comparisons.  Searching ``lam`` around the rule's value (half
@@ -893,25 +894,26 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
                  if k not in ("lam", "validation_fraction")}
         return RobustOrdinalEmbedding(**fixed).set_params(**params)
 
-    def _pinned(self, comparisons) -> dict:
+    def _pinned(self, comparisons) -> tuple[dict, RobustOrdinalEmbedding | None]:
         """The default's choice of the ``"auto"`` parameters that are not searched, from one self-tuned fit on
-        ``comparisons`` (none where nothing is left to it)."""
+        ``comparisons`` (none where nothing is left to it), and that fit (None without one)."""
         searched = {name for option, name in self.SEARCHED if getattr(self, option) is not None}
         searched |= {"refine_alpha"} if "refine" in searched else set()  # the default's ridge goes with its slope
         left = [k for k in TUNED if k not in searched and is_auto(getattr(self, k))]
         # with refines searched, the first round is unrefined (the second sets each slope)
         pinned = {"refine": None} if "refine" in searched and is_auto(self.refine) else {}
-        if left:
-            with warnings.catch_warnings():  # the final fit warns about the data once
-                warnings.simplefilter("ignore")
-                fitted = self._base().fit(comparisons)
-            pinned.update({k: v for k, v in tuned_params(fitted).items() if k in left})
-        return pinned
+        if not left:
+            return pinned, None
+        with warnings.catch_warnings():  # the final fit warns about the data once
+            warnings.simplefilter("ignore")
+            fitted = self._base().fit(comparisons)
+        pinned.update({k: v for k, v in tuned_params(fitted).items() if k in left})
+        return pinned, fitted
 
     def fit(self, X, y=None, sample_weight=None):
         comparisons = as_comparisons(X, y, sample_weight)
         candidates = self._candidates()  # checked before any fit
-        pinned = self._pinned(comparisons)
+        pinned, default = self._pinned(comparisons)
         if self.validation is not None:
             splits = [(comparisons, as_comparisons(self.validation))]
         else:
@@ -928,7 +930,10 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         best = int(np.nanargmax(mean))
         self.cv_results_ = search_results(candidates, scores)
         self.best_index_, self.best_params_, self.best_score_ = best, candidates[best], float(mean[best])
-        self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
+        if candidates == [{"lam": "auto"}] and default is not None:  # nothing searched: the default's own fit
+            self.best_estimator_ = default
+        else:
+            self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
         for key, value in vars(self.best_estimator_).items():
             if key.endswith("_") and not key.startswith("_"):
                 setattr(self, key, value)
