@@ -323,6 +323,23 @@ def test_a_next_triplets_export_reads_as_salmon_responses(tmp_path):
     assert both.triplets.tolist() == [[0, 2, 1]] and list(both.extra["center"]) == [5]  # salmon's own names win
 
 
+@pytest.mark.parametrize("head, winner", [("anchor", "winner"), ("query", "choice"), ("reference", "chosen"),
+                                          ("head", "selected"), ("target", "answer")])
+def test_other_names_of_salmons_head_and_winner_beside_left_and_right(tmp_path, head, winner):
+    """Exports of one's own experiments name salmon's roles otherwise ("anchor,left,right,winner" was "unknown
+    columns"); beside left and right, one other name of each role reads as salmon's.  Two candidates for a role
+    stay unknown, and without left and right nothing is renamed (a triplet file's own "choice" column is kept)."""
+    rows = "x,y,z,y\ny,x,z,z\n"
+    c = read_comparisons(_write(tmp_path, f"{head},left,right,{winner}\n" + rows))
+    salmon = read_comparisons(_write(tmp_path, "head,left,right,winner\n" + rows, "s.csv"))
+    assert c.triplets.tolist() == salmon.triplets.tolist() == [[0, 1, 2], [1, 2, 0]]
+    with pytest.raises(InvalidComparisonsError, match="unknown columns"):
+        read_comparisons(_write(tmp_path, f"anchor,query,left,right,{winner}\n" + rows.replace("\n", ",x\n"),
+                                "two.csv"))
+    kept = read_comparisons(_write(tmp_path, "anchor,closer,farther,choice\n" + rows, "t.csv"))
+    assert kept.triplets.tolist() == [[0, 1, 2], [1, 0, 2]] and list(kept.extra["choice"]) == ["y", "z"]
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])  # "\r" alone: Excel for Mac's "CSV (Macintosh)"
 def test_blank_lines_hold_no_comparison_and_other_lines_keep_their_numbers(tmp_path, newline):
     rows = ["anchor,closer,farther,annotator", "0,1,2,a", "", "1,2,0,b", "   ", "2,0,1,c", "", ""]

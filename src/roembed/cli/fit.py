@@ -97,7 +97,8 @@ def fit(**options):
     The format is detected from the columns: triplets (anchor, closer, farther),
     quadruplets (i, j, l, k), odd-one-out answers (a, b, c and odd: the odd object, or
     odd_position: 0, 1 or 2, or 1, 2 or 3 with --odd-position-base 1), or salmon/NEXT
-    responses (head, left, right, winner; or NEXT's Center, Left, Right, Answer), with
+    responses (head, left, right, winner; the head also as anchor, query, center, ..., the winner as choice,
+    chosen, answer, ...), with
     optional annotator (or puid, worker_id, ...), weight and tie columns; other columns
     are kept and listed per flagged comparison in outliers.csv.  Writes to OUT: embedding.csv,
     comparisons.csv (every comparison with its votes, gamma and flag),

@@ -173,9 +173,12 @@ FORMATS = {
     "triplets": [("anchor", "closer", "farther"), ("anchor", "near", "far"), ("anchor", "positive", "negative"),
                  ("i", "j", "k")],
 }
-#: Other names of salmon's columns, used where the file has none of its own names: NEXT's Triplets app exports
-#: ``Participant ID,Timestamp,Center,Left,Right,Answer,Alg Label`` (the answer is the object chosen).
-NEXT_TRIPLETS = {"center": "head", "answer": "winner"}
+#: Other names of salmon's ``head`` and ``winner``, read beside ``left`` and ``right`` where the file lacks salmon's
+#: own name and has exactly one of these: NEXT's Triplets app exports ``Participant ID,Timestamp,Center,Left,Right,
+#: Answer,Alg Label`` (the answer is the object chosen); experiments of one's own say anchor, query or reference for
+#: the head and choice or chosen for the winner ("anchor,left,right,winner" was "unknown columns").
+SALMON_ALIASES = {"head": ("center", "anchor", "query", "reference", "target", "probe"),
+                  "winner": ("answer", "choice", "chosen", "selected", "selection", "response")}
 #: Per-response metadata columns and their accepted names.
 METADATA = {
     "annotator": ("annotator", "annotator_id", "puid", "worker", "worker_id", "workerid", "participant",
@@ -524,16 +527,19 @@ def _quadruplet_rows(kind: str, ints: np.ndarray, problems: _RowProblems) -> np.
 
 
 def _renamed(frame: pd.DataFrame, columns) -> pd.DataFrame:
-    """``frame`` with normalised column names, renamed or dropped as ``columns`` says (and NEXT's
-    :data:`NEXT_TRIPLETS` as salmon's)."""
+    """``frame`` with normalised column names, renamed or dropped as ``columns`` says (and other names of salmon's
+    head and winner beside left and right as salmon's, :data:`SALMON_ALIASES`)."""
     frame = frame.rename(columns=_norm)
     if columns:
         mapping = {_norm(k): (None if v is None else _norm(v)) for k, v in dict(columns).items()}
         frame = frame.drop(columns=[k for k, v in mapping.items() if v is None and k in frame.columns])
         frame = frame.rename(columns={k: v for k, v in mapping.items() if v is not None})
     present = set(frame.columns)
-    if {*NEXT_TRIPLETS, "left", "right"} <= present and not present & set(NEXT_TRIPLETS.values()):
-        frame = frame.rename(columns=NEXT_TRIPLETS)
+    if {"left", "right"} <= present:
+        found = {role: [a for a in aliases if a in present] for role, aliases in SALMON_ALIASES.items()}
+        renames = {names[0]: role for role, names in found.items() if role not in present and len(names) == 1}
+        if len(renames) + len(set(SALMON_ALIASES) & present) == len(SALMON_ALIASES):  # both roles named
+            frame = frame.rename(columns=renames)
     if frame.columns.duplicated().any():
         raise InvalidComparisonsError(f"column {frame.columns[frame.columns.duplicated()][0]!r} appears twice")
     return frame
