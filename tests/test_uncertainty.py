@@ -421,6 +421,48 @@ def test_a_replicate_that_draws_only_tied_queries_is_fitted_and_counted_not_fata
     assert result.replicates.shape == (8, 3, 1) and np.isfinite(result.replicates).all()
 
 
+def test_replicates_the_estimator_refuses_are_counted_and_left_out_and_stored_as_such(tmp_path, monkeypatch):
+    """``TwoStageEmbedding`` on a resample that drew only tied queries has nothing left after majority voting
+    (ValueError): it stopped the whole bootstrap.  Such replicates are now left out with one warning that counts
+    them; the store keeps them as refused, so a rerun reads them instead of fitting them again."""
+    from roembed import TwoStageEmbedding
+    from roembed import uncertainty
+
+    rng = np.random.default_rng(0)
+    queries = np.array([rng.choice(12, 3, replace=False) for _ in range(60)])
+    rows = [row for t, (a, b, c) in enumerate(queries)
+            for row in [(a, b, c), (a, c, b)] + ([(a, b, c)] if t < 3 else [])]  # 57 ties, 3 decided
+    data = Comparisons.from_triplets(np.array(rows), n_objects=12)
+    est = TwoStageEmbedding(2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the data's own warnings
+        full = est.fit(data)
+    with pytest.warns(UserWarning, match=r"^(\d+) of 40 bootstrap replicates could not be fitted \(the first: "
+                                         r"ValueError: no comparisons left after majority voting") as record:
+        result = bootstrap(full, data, 40, random_state=0, store=tmp_path / "s")
+    n_failed = int(str(next(w.message for w in record if "could not be fitted" in str(w.message))).split()[0])
+    assert 0 < n_failed < 40 and result.n_replicates == 40 - n_failed == len(result.seeds)
+    assert np.isfinite(result.replicates).all() and len(result.oob_errors) == 40 - n_failed
+    calls = []
+    real = uncertainty._replicate
+    monkeypatch.setattr(uncertainty, "_replicate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    with pytest.warns(UserWarning, match=rf"^{n_failed} of 40 bootstrap replicates could not be fitted"):
+        again = bootstrap(full, data, 40, random_state=0, store=tmp_path / "s")
+    assert not calls and again.n_from_store == 40
+    np.testing.assert_array_equal(again.replicates, result.replicates)
+
+
+def test_too_few_fitted_replicates_is_an_error():
+    from roembed.uncertainty import _fitted_replicates
+
+    ok = {"aligned": np.zeros((3, 1)), "oob_error": 0.1}
+    refused = {"seed": 1, "failed": "ValueError: nothing"}
+    assert _fitted_replicates([ok, ok], [1, 2]) == ([ok, ok], [1, 2])
+    with pytest.raises(ValueError, match=r"^2 of 3 bootstrap replicates could not be fitted \(the first: ValueError: "
+                                         r"nothing\): the resamples hold too little"):
+        _fitted_replicates([refused, ok, refused], [1, 2, 3])
+
+
 @pytest.mark.parametrize("warm_start, retune", [(True, False), (False, False), (True, True)])
 def test_an_auto_dimension_is_chosen_once_and_every_replicate_fits_at_it(monkeypatch, warm_start, retune):
     import roembed.dimension as dimension

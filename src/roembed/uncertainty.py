@@ -196,13 +196,18 @@ def _warm(estimator, X0: np.ndarray):
 def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int, reference: np.ndarray,
                full_response_edge: np.ndarray, annotator_code, k: int, threads: int, warm_start: bool,
                unit: str) -> dict:
-    """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics."""
+    """One bootstrap replicate: resample, refit (warm), align; the per-replicate statistics.  A resample the
+    estimator refuses (a ``ValueError``: e.g. ``TwoStageEmbedding`` on one that drew only tied queries, which
+    leave nothing after majority voting) gives ``{"seed", "failed": its message}``, counted by :func:`bootstrap`."""
     sample, in_bag = resample(comparisons, units, seed, unit)
     with limit_threads(threads), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.simplefilter("ignore", DataWarning)  # a resample is a subset: the full fit warned about the data
         est = clone(estimator)
-        est = (_warm(est, reference) if warm_start else est.set_params(random_state=seed)).fit(sample)
+        try:
+            est = (_warm(est, reference) if warm_start else est.set_params(random_state=seed)).fit(sample)
+        except ValueError as exc:
+            return {"seed": seed, "failed": f"{type(exc).__name__}: {exc}"}
         X = np.asarray(est.embedding_, dtype=np.float64)
         aligned = procrustes(reference, X).apply(X)
         neighbours = knn_agreement_per_object(reference, aligned, k) if k else None
@@ -326,6 +331,8 @@ class ReplicateStore:
                 out = {key: data[key] for key in data.files}
         except (OSError, ValueError, EOFError, KeyError, AttributeError, zipfile.BadZipFile):
             return None  # torn, truncated or not a replicate: computed again
+        if "seed" in out and int(out["seed"]) == seed and "failed" in out:  # a resample the estimator refused
+            return {"seed": seed, "failed": str(out["failed"])}
         if "seed" not in out or int(out["seed"]) != seed or "aligned" not in out or "oob_error" not in out:
             return None
         out["seed"], out["oob_error"] = int(out["seed"]), float(out["oob_error"])
@@ -589,6 +596,22 @@ def _fitted_on(fitted, comparisons: Comparisons) -> bool:
     return seen is not None and np.array_equal(seen.quadruplets, comparisons.quadruplets)
 
 
+def _fitted_replicates(results: list, seeds: list) -> tuple[list, list]:
+    """The replicates that were fitted and their seeds, with a warning counting those the estimator refused (the
+    regions rest on the rest: such a resample holds nothing it can fit, e.g. only tied queries); an error where
+    fewer than two are left."""
+    failed = [r["failed"] for r in results if "failed" in r]
+    if not failed:
+        return results, seeds
+    n, kept = len(results), [(r, s) for r, s in zip(results, seeds) if "failed" not in r]
+    if len(kept) < 2:
+        raise ValueError(f"{len(failed)} of {n} bootstrap replicates could not be fitted (the first: {failed[0]}): "
+                         "the resamples hold too little for this estimator")
+    warn(f"{len(failed)} of {n} bootstrap replicates could not be fitted (the first: {failed[0]}); the regions and "
+         f"intervals rest on the other {len(kept)}", UserWarning)
+    return [r for r, _ in kept], [s for _, s in kept]
+
+
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
               calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
               random_state=None, verbose: int = 0, store=None, retune: bool = False) -> BootstrapResult:
@@ -685,6 +708,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r
     warn_counted([(i, r.get("warnings", ())) for i, r in enumerate(results)], "bootstrap replicates")
+    results, seeds = _fitted_replicates(results, seeds)
     result = BootstrapResult(full, reference, np.stack([r["aligned"] for r in results]), unit, confidence,
                              calibration, seeds, oob_errors=np.array([r["oob_error"] for r in results]),
                              n_from_store=n_replicates - len(todo))
