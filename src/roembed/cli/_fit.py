@@ -375,8 +375,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     notes += warning_lines(caught, held_out)
     if test is not None and errors["holdout_error_interval"][1] >= 0.5:
         low, high = errors["holdout_error_interval"]
+        n_queries = count_noun(test.aggregate().n_queries, "held-out query", "held-out queries")
         notes.append(f"warning: {held_out}: the held-out error's 95% interval reaches 0.5, chance "
-                     f"({low:.4f}-{high:.4f} over {count_noun(test.aggregate().n_queries, 'held-out query', 'held-out queries')}): on these "
+                     f"({low:.4f}-{high:.4f} over {n_queries}): on these "
                      "answers the map's predictions cannot be told from guessing (more comparisons or fewer dimensions "
                      "may change that)")
     for line in notes:
