@@ -138,3 +138,15 @@ def test_music_protocol_split_and_flips():
     assert wrong[~changed].mean() < 0.01  # only a clean row that coincides with a flipped one
     with pytest.raises(ValueError, match="flip"):
         proto.draw("vote", 0.1, seed=0)
+
+
+def test_a_draw_prints_in_one_line_what_it_holds():
+    """The dataclass's repr printed every array (``print(data)`` in a notebook: thousands of lines)."""
+    from roembed.experiments import make_synthetic
+
+    data = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=300, rate=0.1,
+                          model="spammers", n_annotators=10, random_state=0)
+    text = repr(data)
+    assert "\n" not in text and len(text) < 400
+    assert text.startswith("SyntheticData(30 objects in 2 dimensions, model='spammers', rate=0.1: train Comparisons(")
+    assert f"({int(data.flipped.sum())} of {len(data.flipped)} votes flipped, 1 spammer)" in text

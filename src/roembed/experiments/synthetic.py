@@ -31,6 +31,7 @@ import numpy as np
 
 from .._random import as_random_state
 from ..data import Comparisons
+from ..data.validation import count_noun
 from ..metrics import contradicted
 
 CONTAMINATION_MODELS = ("vote", "majority", "unanimous", "spammers")
@@ -78,6 +79,13 @@ class SyntheticData:
         flips = np.bincount(self.vote_triplet, weights=self.flipped, minlength=n)
         votes = np.bincount(self.vote_triplet, minlength=n)
         return flips > votes / 2
+
+    def __repr__(self) -> str:  # the dataclass's repr printed every array (thousands of lines in a notebook)
+        n, p = self.X_true.shape
+        spam = f", {count_noun(len(self.spammers), 'spammer')}" if len(self.spammers) else ""
+        return (f"SyntheticData({n} objects in {p} dimensions, model={self.model!r}, rate={self.rate:g}: "
+                f"train {self.train!r} ({int(self.flipped.sum())} of {len(self.flipped)} votes flipped{spam}), "
+                f"validation {self.validation!r}, test {self.test!r})")
 
 
 def make_synthetic(
