@@ -131,6 +131,19 @@ def test_reweighting_round_limit_and_bad_params(spam):
             fit_with_annotator_reweighting(RobustOrdinalEmbedding(), spam.train, **bad)
 
 
+def test_a_plain_estimator_is_refused_by_name_not_called_unfitted(spam):
+    """Annotators are scored by a robust fit's flags; a plain SOE said "This SOE instance is not fitted yet" from
+    inside the first round, after fitting it."""
+    from roembed import SOE
+
+    with pytest.raises(ValueError, match=r"^annotator reweighting needs a robust estimator, whose flags score the "
+                                         r"annotators \(RobustOrdinalEmbedding or ROE\), got SOE$"):
+        fit_with_annotator_reweighting(SOE(2, random_state=0), spam.train, max_rounds=1)
+    with pytest.raises(ValueError, match=r"^annotator reliability needs a robust estimator's flags .*; SOE flags no "
+                                         r"comparison$"):
+        annotator_reliability(SOE(2, random_state=0, max_iter=20).fit(spam.train))
+
+
 def test_no_suspects_when_every_annotator_is_alike():
     clean = make_synthetic(n_objects=30, dim=2, n_train=1500, n_validation=10, n_test=10, votes=(4, 8),
                            rate=0.2, model="unanimous", n_annotators=20, random_state=4)

@@ -229,6 +229,9 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     """
     if not 0.0 < fdr < 1.0:
         raise ValueError(f"fdr must be in (0, 1), got {fdr!r}")
+    if hasattr(estimator, "embedding_") and not hasattr(estimator, "outlier_mask_"):  # fitted, but flags nothing
+        raise ValueError(f"annotator reliability needs a robust estimator's flags (RobustOrdinalEmbedding or ROE); "
+                         f"{type(estimator).__name__} flags no comparison")
     check_is_fitted(estimator, ["graph_", "embedding_", "outlier_mask_"])
     graph = estimator.graph_
     responses = graph.comparisons
@@ -369,6 +372,11 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
     ``log`` (a callable taking a string, default the module logger at INFO)
     receives one line per round.
     """
+    from .estimators.outliers import OutlierReportMixin
+
+    if not isinstance(estimator, OutlierReportMixin):  # it scores annotators by the fit's flags
+        raise ValueError(f"annotator reweighting needs a robust estimator, whose flags score the annotators "
+                         f"(RobustOrdinalEmbedding or ROE), got {type(estimator).__name__}")
     comparisons = as_comparisons(comparisons)
     if comparisons.annotator is None:
         raise ValueError("annotator reweighting needs comparisons with annotator ids")
