@@ -426,8 +426,8 @@ def describe_flags_by_vote(counts: dict | None) -> str:
     """:func:`flags_by_vote`'s counts in words, ``""`` when no query has votes both ways."""
     if not counts or not counts["split_queries"]:
         return ""
-    return (f"{counts['outvoted']} outvoted within their query, {counts['tied']} tied, "
-            f"{counts['majority']} against their query's majority")
+    return (f"{counts['outvoted']:,} outvoted within their query, {counts['tied']:,} tied, "
+            f"{counts['majority']:,} against their query's majority")
 
 
 def edge_outlier_scores(estimator, X_true) -> dict:

@@ -465,7 +465,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         + (f" weighted, {summary['train_error_unweighted']:.4f} unweighted" if weighted else "")
         + (f", held-out error {summary['holdout_error']:.4f} (95% interval {summary['holdout_error_interval'][0]:.4f}-"
            f"{summary['holdout_error_interval'][1]:.4f})" if test is not None else f" ({TRAIN_ERROR_HINT})")
-        + (f", {summary['n_outliers']} of {summary['n_edges']} comparisons flagged" if has_outliers(estimator) else "")
+        + (f", {summary['n_outliers']:,} of {summary['n_edges']:,} comparisons flagged" if has_outliers(estimator)
+           else "")
         + (f" ({by_vote})" if by_vote else "")
         + (f", {summary['n_suspect_annotators']} of {len(table)} annotators suspect" if table is not None else "")
         + (f" ({summary['n_position_biased_annotators']} pick one screen position more often than chance)"
