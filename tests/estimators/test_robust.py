@@ -137,6 +137,25 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
     assert {p["loss"] for p in searched.cv_results_["params"]} == {"soe", "ste"}
 
 
+def test_cv_with_an_auto_dimension_chooses_it_once_with_the_default(planted, monkeypatch):
+    """``RobustOrdinalEmbeddingCV("auto")`` chose the dimension inside every candidate's fold fits (11.4 s against
+    the default's 3.5 s on a 30-object crowd); it now chooses it once, with the default, and searches at it: with
+    nothing to search that is the default's own map."""
+    import roembed.dimension as dimension
+
+    calls = []
+    real = dimension.select_dimension
+    monkeypatch.setattr(dimension, "select_dimension",
+                        lambda est, *a, **k: calls.append(type(est)) or real(est, *a, **k))
+    train = planted.train[:1500]
+    cv = RobustOrdinalEmbeddingCV("auto", random_state=0, max_iter=300).fit(train)
+    assert calls == [RobustOrdinalEmbedding] and cv.n_components_ == cv.dimension_selection_.n_components
+    default = RobustOrdinalEmbedding("auto", random_state=0, max_iter=300).fit(train)
+    assert cv.n_components_ == default.n_components_
+    np.testing.assert_array_equal(cv.embedding_, default.embedding_)
+    assert cv.cv_results_["params"] == [{"lam": "auto"}] and cv.best_params_ == {"lam": "auto"}
+
+
 def test_cv_with_folds_and_losses(planted):
     cv = RobustOrdinalEmbeddingCV(2, lams=[0.5], losses=["soe", "ste"], cv=2, max_iter=300,
                                   random_state=0).fit(planted.train[:800])

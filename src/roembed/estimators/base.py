@@ -108,12 +108,18 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
     def _fit_auto_dimension(self, comparisons):
         from ..dimension import select_dimension
 
-        selection = select_dimension(self, comparisons, random_state=getattr(self, "random_state", None))
+        selection = select_dimension(self._dimension_estimator(), comparisons,
+                                     random_state=getattr(self, "random_state", None))
         fitted = clone(self).set_params(n_components=selection.n_components).fit(comparisons)
         for key, value in vars(fitted).items():
             if key.endswith("_") and not key.startswith("_"):
                 setattr(self, key, value)
         self.dimension_selection_ = selection
+        return self
+
+    def _dimension_estimator(self):
+        """The estimator whose held-out error chooses ``n_components="auto"``: this one (a search over
+        candidates, :class:`~roembed.estimators.RobustOrdinalEmbeddingCV`, uses the estimator it searches)."""
         return self
 
     def _check_params(self) -> None:

@@ -910,8 +910,17 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         pinned.update({k: v for k, v in tuned_params(fitted).items() if k in left})
         return pinned, fitted
 
+    def _dimension_estimator(self):
+        """``n_components="auto"`` is chosen with the default (``self._base()``): a search inside every fold of
+        every dimension would nest the candidates' folds in the dimension's."""
+        return self._base()
+
     def fit(self, X, y=None, sample_weight=None):
+        """Searches the candidates (see the class docstring) and refits the best on ``X``; ``n_components="auto"``
+        first chooses the dimension with :class:`RobustOrdinalEmbedding` as :meth:`OrdinalEmbedding.fit` does."""
         comparisons = as_comparisons(X, y, sample_weight)
+        if isinstance(self.n_components, str) and self.n_components == "auto":
+            return self._fit_auto_dimension(comparisons)
         candidates = self._candidates()  # checked before any fit
         pinned, default = self._pinned(comparisons)
         if self.validation is not None:
