@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
-from roembed import ROE, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
+from roembed import ROE, Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
 from roembed.estimators.robust_fit import RobustProblem
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
@@ -135,6 +135,24 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
                                         random_state=0).fit(planted.train[:800])
     assert "loss" not in searched.pinned_params_ and "weighting" in searched.pinned_params_
     assert {p["loss"] for p in searched.cv_results_["params"]} == {"soe", "ste"}
+
+
+@pytest.mark.parametrize("lams", [None, [0.5, "auto"]])
+def test_cv_says_what_the_data_cannot_support_once(planted, lams):
+    """The fit the user gets warns about the data (here an object in no comparison), once: with nothing searched
+    that fit is the first, default one, whose warnings were silenced when it was only the choice's source."""
+    import warnings
+
+    from roembed.data.diagnostics import DataWarning
+
+    triplets = planted.train.triplets[:600]
+    triplets = triplets[(triplets != 7).all(axis=1)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RobustOrdinalEmbeddingCV(2, lams=lams, cv=2, max_iter=200, random_state=0).fit(
+            Comparisons.from_triplets(triplets, n_objects=30))
+    said = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    assert len(said) == 1 and said[0].startswith("1 of 30 objects appear in no comparison (e.g. 7)")
 
 
 def test_cv_with_an_auto_dimension_chooses_it_once_with_the_default(planted, monkeypatch):

@@ -894,21 +894,21 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
                  if k not in ("lam", "validation_fraction")}
         return RobustOrdinalEmbedding(**fixed).set_params(**params)
 
-    def _pinned(self, comparisons) -> tuple[dict, RobustOrdinalEmbedding | None]:
+    def _pinned(self, comparisons) -> tuple[dict, RobustOrdinalEmbedding | None, list]:
         """The default's choice of the ``"auto"`` parameters that are not searched, from one self-tuned fit on
-        ``comparisons`` (none where nothing is left to it), and that fit (None without one)."""
+        ``comparisons`` (none where nothing is left to it), that fit (None without one) and its warnings."""
         searched = {name for option, name in self.SEARCHED if getattr(self, option) is not None}
         searched |= {"refine_alpha"} if "refine" in searched else set()  # the default's ridge goes with its slope
         left = [k for k in TUNED if k not in searched and is_auto(getattr(self, k))]
         # with refines searched, the first round is unrefined (the second sets each slope)
         pinned = {"refine": None} if "refine" in searched and is_auto(self.refine) else {}
         if not left:
-            return pinned, None
-        with warnings.catch_warnings():  # the final fit warns about the data once
-            warnings.simplefilter("ignore")
+            return pinned, None, []
+        with warnings.catch_warnings(record=True) as caught:  # said once, by the fit the user gets
+            warnings.simplefilter("always")
             fitted = self._base().fit(comparisons)
         pinned.update({k: v for k, v in tuned_params(fitted).items() if k in left})
-        return pinned, fitted
+        return pinned, fitted, list(caught)
 
     def _dimension_estimator(self):
         """``n_components="auto"`` is chosen with the default (``self._base()``): a search inside every fold of
@@ -922,7 +922,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         if isinstance(self.n_components, str) and self.n_components == "auto":
             return self._fit_auto_dimension(comparisons)
         candidates = self._candidates()  # checked before any fit
-        pinned, default = self._pinned(comparisons)
+        pinned, default, default_warnings = self._pinned(comparisons)
         if self.validation is not None:
             splits = [(comparisons, as_comparisons(self.validation))]
         else:
@@ -941,6 +941,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         self.best_index_, self.best_params_, self.best_score_ = best, candidates[best], float(mean[best])
         if candidates == [{"lam": "auto"}] and default is not None:  # nothing searched: the default's own fit
             self.best_estimator_ = default
+            for caught in default_warnings:  # the data's warnings (unlinked groups, ...), as the final fit gives them
+                warnings.warn(caught.message, stacklevel=2)
         else:
             self.best_estimator_ = self._base(**{**pinned, **self.best_params_}).fit(comparisons)
         for key, value in vars(self.best_estimator_).items():
