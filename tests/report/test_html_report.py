@@ -707,6 +707,7 @@ def test_the_header_counts_weighted_responses_and_their_total_weight(tmp_path):
     page = write_report(est, tmp_path / "w.html").read_text()
     assert f"responses <b>{len(counts):,}</b> &middot; total weight <b>{int(counts.sum()):,}</b>" in page
     assert int(counts.sum()) >= 1000 and len(counts) >= 1000  # so the separators show
+    assert f"<th>n_responses</th><td>{len(counts)}</td>" in page  # the footer's table keeps the plain values
     plain = roembed.SOE(2, random_state=0, max_iter=100).fit(data.train)
     page = write_report(plain, tmp_path / "p.html").read_text()
     assert f"responses <b>{len(counts):,}</b> &middot; comparisons" in page and "total weight" not in page

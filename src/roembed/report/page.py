@@ -422,10 +422,12 @@ def _flatten(value, prefix=""):
         yield prefix, value
 
 
-def _fmt(value, digits: int = 6) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:  # a sum of vote counts
+def _fmt(value, digits: int = 6, counts: bool = False) -> str:
+    """A summary value as text; ``counts``: whole numbers with thousands separators (the header's counts, not the
+    footer's seeds and settings)."""
+    if counts and isinstance(value, float) and value.is_integer() and abs(value) < 1e15:  # a sum of vote counts
         value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if counts and isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:.{digits}g}"
@@ -445,7 +447,7 @@ def header_html(data: ReportData, title: str) -> str:
     s = data.summary
     by_vote = describe_flags_by_vote(s.get("outliers_by_vote"))
     interval = s.get("holdout_error_interval")
-    facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4))}</b>"
+    facts = [f"{label} <b>{html.escape(_fmt(s[key], digits=4, counts=True))}</b>"
              + (html.escape(f" ({by_vote})") if key == "n_outliers" and by_vote else "")
              + (html.escape(f" (95% interval {interval[0]:.4f}-{interval[1]:.4f})")
                 if key == "holdout_error" and isinstance(interval, list) and len(interval) == 2
