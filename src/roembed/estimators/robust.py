@@ -836,13 +836,10 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     found by one self-tuned fit first and held fixed for every candidate (``pinned_params_``; with ``refines``
     searched the first round is unrefined and ``refine_alpha`` left to its rule or as set).  With every default,
     then, the fit is the default's own (``best_estimator_`` is that first fit) and ``best_score_`` the
-    cross-validated agreement of its choice.  Before, those were
-    fixed at SOE / ``vote`` / no refinement and ``lams`` was ``(0.1, 0.3, 1, 3)``: on exploration trials
-    4001-4003 of the synthetic protocol (p = 10, five settings) that erred 0.1248 on average against the
-    default's 0.0918 and flagged up to 61% of the comparisons.  Searching ``lam`` around the rule's value (half
-    and twice it) with the default's choice pinned erred 0.0920 and flagged 0-47% (the rule 0-30%): validation
-    cannot tell the penalties apart by error there, so the default searches none (docs/default.md, "The
-    cross-validated estimator").  Searching is for a grid of one's own, or a clean ``validation`` set.
+    cross-validated agreement of its choice.  ``lam`` is not searched by default: validation cannot tell the
+    penalties apart by error (they move the flags), and the old fixed SOE / ``vote`` grid erred a third more than
+    the default (measurements: docs/default.md, "The cross-validated estimator").  Searching is for a grid of
+    one's own, or a clean ``validation`` set.
 
     Fitted: ``best_params_``, ``best_score_``, ``best_index_``, ``cv_results_`` (as scikit-learn's
     ``GridSearchCV`` has it: ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
