@@ -1,4 +1,4 @@
-"""Constraint sets and projections on Gram matrices."""
+"""Constraint sets and projections on Gram matrices, and the orientation every fitted map is returned in."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,6 +39,26 @@ def embedding_from_gram(G: np.ndarray, rank: int) -> np.ndarray:
     """``X`` (n x rank) with ``X X^T`` the best rank-``rank`` PSD approximation of ``G``."""
     vals, vecs = top_eigenpairs(G, rank)
     return vecs * np.sqrt(np.maximum(vals, 0.0))
+
+
+def orient_embedding(X) -> np.ndarray:
+    """``X`` (n x p) centred and turned to its principal axes: column 1 the direction of most spread, and each
+    axis signed so that the object farthest along it lies on its positive side (scikit-learn's ``svd_flip`` rule).
+
+    The objective of every loss reads only distances, so a fit is defined up to a rotation, a reflection and
+    (without a ridge) a translation, and the solver's start picks one: fits from two seeds that found the same
+    minimum were drawn as two different pictures.  Fixing the orientation makes them one, and makes the first two
+    coordinates the principal plane a map of more than two dimensions is drawn on.  Distances are unchanged (up to
+    rounding); a map with non-finite coordinates is returned as it is."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2 or not np.isfinite(X).all():
+        return X
+    centred = X - X.mean(axis=0)
+    axes = np.linalg.svd(centred, full_matrices=False)[2]
+    Y = centred @ axes.T
+    farthest = np.abs(Y).argmax(axis=0)
+    signs = np.sign(Y[farthest, np.arange(Y.shape[1])])
+    return Y * np.where(signs == 0, 1.0, signs)
 
 
 def center_gram(G: np.ndarray) -> np.ndarray:

@@ -1,7 +1,8 @@
 """What every roembed estimator shares: input handling, prediction and scoring.
 
 Subclasses store their parameters in ``__init__`` (nothing else), and implement
-``_fit_graph(graph)`` which sets at least ``embedding_`` (n x p).  ``fit``
+``_fit_graph(graph)`` which sets at least ``embedding_`` (n x p), oriented by
+:func:`roembed.projections.orient_embedding` (centred, on its principal axes).  ``fit``
 accepts :class:`~roembed.data.Comparisons`, a
 :class:`~roembed.data.ComparisonGraph` or an (m, 3) / (m, 4) array of
 triplets / quadruplets (optionally with cblearn-style responses ``y``).

@@ -38,6 +38,7 @@ from .._warn import warn
 from ..data import ComparisonGraph
 from ..losses import Loss
 from ..objective import PairDistances
+from ..projections import center_gram, orient_embedding
 from ..solvers import SOLVERS, solve
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
@@ -160,11 +161,11 @@ class LossEmbedding(OrdinalEmbedding):
         if not result.converged:
             warn(f"{type(self).__name__} did not converge in {self.max_iter} iterations "
                  f"({result.message}); increase max_iter", ConvergenceWarning)
-        self.embedding_ = result.solution
+        self.embedding_ = orient_embedding(result.solution)
         self.objective_ = result.objective
         self.n_iter_ = result.n_iter
         self.history_ = np.asarray(result.history)
         if result.gram is not None:
-            self.gram_ = result.gram
+            self.gram_ = center_gram(result.gram)  # the Gram matrix of the centred embedding_: the same distances
         else:
             self.__dict__.pop("gram_", None)  # only the gram solver sets it

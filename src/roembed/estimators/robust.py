@@ -47,6 +47,7 @@ from ..data.validation import InvalidComparisonsError
 from ..losses import CrowdKernel, Loss, TStudent, get_loss
 from ..metrics import edge_agreement
 from ..model_selection import GroupedKFold, holdout_mask
+from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
 from .base import check_param
@@ -527,7 +528,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 warn(f"{type(self).__name__}: only {reached} of {len(values)} starts reached the best "
                      f"objective (within 1% + {SAME_OBJECTIVE:g}) and {elsewhere} converged to worse ones; "
                      f"the fit may be a local minimum -- raise n_init", UserWarning)
-        self.embedding_ = state.X
+        self.embedding_ = orient_embedding(state.X)
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
         self.history_ = np.asarray(state.result.history if state.result is not None else [])

@@ -69,7 +69,7 @@ from .._threads import blas_limit
 from ..data import ComparisonGraph
 from ..losses import Squared
 from ..objective import PairDistances
-from ..projections import center_gram, embedding_from_gram
+from ..projections import center_gram, embedding_from_gram, orient_embedding
 from ..solvers.fista import fista_gram
 from ..solvers.projected_gradient import check_gram_fits
 from ..solvers.rank_reduction import reduce_rank, truncate_rank
@@ -110,8 +110,9 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
 
     Attributes
     ----------
-    embedding_ : (n, p) top-``p`` eigenpairs of ``gram_``.
-    gram_ : (n, n) the fitted Gram matrix (rank ``<= p``).
+    embedding_ : (n, p) top-``p`` eigenpairs of ``gram_`` (principal axes, signed as
+        :func:`roembed.projections.orient_embedding` signs them).
+    gram_ : (n, n) the fitted Gram matrix (rank ``<= p``), centred (the same distances).
     gamma_ : (E,) outlier shift per edge of ``graph_``; ``outliers_`` / ``outlier_mask_`` flag ``gamma != 0``.
     n_iter_ : int
     objective_ : float, the objective at the last FISTA iteration (as every estimator).
@@ -175,8 +176,8 @@ class ROE(OutlierReportMixin, OrdinalEmbedding):
                             max_margin_change=red.max_margin_change)
                 G = red.gram
             G, info["truncated_share"] = truncate_rank(G, p)
-        self.gram_ = G
-        self.embedding_ = embedding_from_gram(G, p)
+        self.gram_ = center_gram(G)  # the Gram matrix of the centred embedding_: the same distances
+        self.embedding_ = orient_embedding(embedding_from_gram(G, p))
         self.n_iter_ = result.n_iter
         self.history_ = np.asarray(result.history, dtype=np.float64)
         self.objective_ = float(self.history_[-1]) if len(self.history_) else float("nan")
