@@ -124,7 +124,7 @@ def test_flags_by_vote_counts_each_flagged_edge_by_its_own_query():
     assert len(edge) == 5
     every = flags_by_vote(graph, np.ones(5, bool))
     assert every == {"outvoted": 1, "tied": 2, "majority": 2, "split_queries": True}
-    assert describe_flags_by_vote(every) == "1 outvoted within their query, 2 tied, 2 against their query's majority"
+    assert describe_flags_by_vote(every) == "1 outvoted within their query, 2 tied, 2 with their query's majority"
     some = np.zeros(5, bool)
     some[[edge[(0, 2, 1)], edge[(3, 4, 5)], edge[(6, 7, 8)]]] = True
     assert flags_by_vote(graph, some) == {"outvoted": 1, "tied": 1, "majority": 1, "split_queries": True}

@@ -427,7 +427,7 @@ def describe_flags_by_vote(counts: dict | None) -> str:
     if not counts or not counts["split_queries"]:
         return ""
     return (f"{counts['outvoted']:,} outvoted within their query, {counts['tied']:,} tied, "
-            f"{counts['majority']:,} against their query's majority")
+            f"{counts['majority']:,} with their query's majority")
 
 
 def edge_outlier_scores(estimator, X_true) -> dict:

@@ -90,7 +90,7 @@ def test_flag_count_says_how_many_flags_are_the_minority_of_their_own_query(file
     flagged = pd.read_csv(folder / "out" / "comparisons.csv").query("flagged")
     assert counts["outvoted"] == int((flagged["votes"] < flagged["opposing_votes"]).sum())
     assert (f"{summary['n_outliers']:,} of {summary['n_edges']:,} comparisons flagged ({counts['outvoted']:,} "
-            f"outvoted within their query, {counts['tied']:,} tied, {counts['majority']:,} against their query's "
+            f"outvoted within their query, {counts['tied']:,} tied, {counts['majority']:,} with their query's "
             "majority)") in result.stdout
     one_vote = folder / "one_vote.csv"  # each query answered once: no breakdown to give
     t = spam.train.triplets
