@@ -110,7 +110,7 @@ def test_report_file_is_self_contained_and_lists_every_object(run_folder):
     counts = summary["outliers_by_vote"]  # 2-4 votes per query: the header says how the flags stand in their query
     assert counts["split_queries"] and (f"flagged <b>{summary['n_outliers']}</b> ({counts['outvoted']} outvoted "
                                         f"within their query, {counts['tied']} tied, {counts['majority']} "
-                                        "against their query&#x27;s majority)") in page
+                                        "with their query&#x27;s majority)") in page
 
 
 def test_roembed_report_rewrites_the_page_from_the_folder(run_folder, tmp_path):
