@@ -704,3 +704,67 @@ def test_names_with_dollars_and_emoji_are_drawn_and_reported_in_one_line(files):
     assert "UserWarning" not in result.stderr and "ParseException" not in result.output + result.stderr
     assert any("no glyph" in w for w in json.loads((out / "summary.json").read_text())["warnings"])
     assert pd.read_csv(out / "embedding.csv")["name"].tolist()[:3] == ["$$", "a $x^2$ b", "emoji \U0001F3B5"]
+
+
+def test_init_starts_from_an_earlier_runs_embedding_matched_by_name(files, spam):
+    """Refitting as responses accrue: ``--init first/embedding.csv`` starts the second fit where the first ended,
+    objects matched by name (the second file drops one object's comparisons and adds a new object); the run says
+    how many the start placed and records the file in summary.json."""
+    folder, csv, names, _ = files
+    table = pd.read_csv(csv)
+    table["anchor"], table["closer"], table["farther"] = (table[c].map(lambda o: f"thing{o}")
+                                                          for c in ("anchor", "closer", "farther"))
+    first_rows = table[~table[["anchor", "closer", "farther"]].isin(["thing24"]).any(axis=1)]  # thing24 new later
+    second_rows = table[~table[["anchor", "closer", "farther"]].isin(["thing0"]).any(axis=1)]  # thing0 gone
+    first_rows.to_csv(folder / "first.csv", index=False)
+    second_rows.to_csv(folder / "second.csv", index=False)
+    assert run(folder / "first.csv", "--out", folder / "first", "--quiet").exit_code == 0
+    result = run(folder / "second.csv", "--init", folder / "first" / "embedding.csv", "--out", folder / "second")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert f"starting from {folder / 'first' / 'embedding.csv'} (23 of 24 objects, 1 new at its centre)" in result.stdout
+    summary = json.loads((folder / "second" / "summary.json").read_text())
+    assert summary["settings"]["init"] == str(folder / "first" / "embedding.csv")
+    assert summary["chosen"]["n_init"] == 1  # one start: the one given
+    cold = run(folder / "second.csv", "--out", folder / "cold", "--quiet")
+    assert cold.exit_code == 0
+    warm_error = summary["train_error"]
+    assert warm_error <= json.loads((folder / "cold" / "summary.json").read_text())["train_error"] + 0.01
+
+
+def test_init_matches_numbered_objects_by_the_files_numbers(files):
+    """Numbered objects: ``embedding.csv``'s ``object`` column holds the file's numbers, matched to this file's
+    (object 24 is new in the second run); under ``--index-base 1`` the numbers are the objects' names."""
+    folder, csv, _, _ = files
+    table = pd.read_csv(csv)[["anchor", "closer", "farther"]]
+    table[~table.isin([24]).any(axis=1)].to_csv(folder / "first.csv", index=False)
+    assert run(folder / "first.csv", "--out", folder / "first", "--quiet").exit_code == 0
+    result = run(csv, "--init", folder / "first" / "embedding.csv", "--out", folder / "second")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "(24 of 25 objects, 1 new at its centre)" in result.stdout
+    (table + 1).to_csv(folder / "one.csv", index=False)
+    assert run(folder / "one.csv", "--index-base", 1, "--out", folder / "a", "--quiet").exit_code == 0
+    result = run(folder / "one.csv", "--index-base", 1, "--init", folder / "a" / "embedding.csv", "--out",
+                 folder / "b")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "(25 of 25 objects)" in result.stdout
+
+
+@pytest.mark.parametrize("extra, fragments", [
+    (["--dim", 3], ["--init", "init has 2 coordinate columns (x1, x2), expected 3"]),
+    (["--dim", "auto"], ["--init", "fixed dimension"]),
+    (["--method", "soe"], ["--init does not apply to --method soe (only to robust"]),
+    (["--names", "NAMES"], ["--init", "has no object names, but these comparisons' objects are named"]),
+])
+def test_init_that_does_not_fit_the_run_is_refused_in_one_line(files, extra, fragments):
+    folder, csv, names, _ = files
+    assert run(csv, "--out", folder / "numbered", "--quiet").exit_code == 0
+    extra = [names if e == "NAMES" else e for e in extra]
+    result = run(csv, "--init", folder / "numbered" / "embedding.csv", "--out", folder / "again", *extra)
+    one_line_error(result, *fragments)
+    assert not (folder / "again").exists()
+
+
+def test_init_of_a_file_that_is_no_embedding_is_refused(files):
+    folder, csv, _, _ = files
+    one_line_error(run(csv, "--init", csv, "--out", folder / "x"), f"--init {csv}", "coordinate column")
+    one_line_error(run(csv, "--init", folder / "missing.csv", "--out", folder / "x"), "missing.csv")

@@ -3,12 +3,14 @@ import dataclasses
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
 from roembed._random import draw_seed
 from roembed import Comparisons, RobustOrdinalEmbedding
 from roembed.estimators import robust, robust_fit
+from roembed.estimators.base import given_start
 from roembed.estimators.robust import refine_candidate
 from roembed.estimators.robust_fit import (STAGES, RobustProblem, fit_robust, stage_refine)
 from roembed.experiments.synthetic import make_synthetic
@@ -485,6 +487,56 @@ def test_a_start_given_as_an_array_is_the_only_start_unless_restarts_are_asked_f
     assert given.chosen_params_["n_init"] == 1 and len(given.restart_objectives_) == 1
     asked = RobustOrdinalEmbedding(2, init=X0, n_init=3, random_state=0).fit(data.train)
     assert asked.chosen_params_["n_init"] == 3 and len(asked.restart_objectives_) == 3
+
+
+def test_a_start_given_as_a_table_is_matched_by_name_and_new_objects_start_at_its_centre():
+    """Refitting as responses accrue: the last fit's ``transform()`` table (``set_output("pandas")``) or its
+    ``embedding.csv`` read with pandas starts the next fit, whose comparisons name an object the table lacks and
+    lack one it has.  (A table used to fail with pandas' "The truth value of a DataFrame is ambiguous".)"""
+    data = make_synthetic(n_objects=21, dim=2, n_train=3000, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          random_state=2)
+    names = [f"item {o:02d}" for o in range(21)]
+    keep = data.train.quadruplets.max(axis=1) < 20  # object 20 ("item 20") is new in the second fit ...
+    first = Comparisons(data.train.quadruplets[keep], object_names=names[:20])
+    drop = (data.train.quadruplets != 0).all(axis=1)  # ... and "item 00" has left it
+    second = Comparisons(data.train.quadruplets[drop], n_objects=21, object_names=names)
+    previous = RobustOrdinalEmbedding(2, random_state=0).fit(first).set_output(transform="pandas").transform()
+    embedding_csv = previous.reset_index().assign(object=range(20), n_responses=1)[
+        ["object", "name", "n_responses", "x1", "x2"]]
+    start = given_start(previous, 21, 2, names, 0, 1e-2)
+    np.testing.assert_array_equal(start[:20], previous.to_numpy())  # by name: item 00 to 19
+    assert np.abs(start[20] - previous.to_numpy().mean(axis=0)).max() < 0.1  # the new one at the centre
+    np.testing.assert_array_equal(given_start(embedding_csv, 21, 2, names, 0, 1e-2), start)
+    shuffled = previous.sample(frac=1.0, random_state=0)  # rows in any order
+    np.testing.assert_allclose(given_start(shuffled, 21, 2, names, 0, 1e-2), start, rtol=0, atol=1e-12)
+    warm = RobustOrdinalEmbedding(2, init=previous, random_state=0).fit(second)
+    cold = RobustOrdinalEmbedding(2, random_state=0).fit(second)
+    assert warm.chosen_params_["n_init"] == 1 and warm.embedding_.shape == (21, 2)
+    assert warm.score(second) >= cold.score(second) - 0.005  # as good a map from the last one's start
+
+
+@pytest.mark.parametrize("init, match", [
+    (None, "init must be one of .*got NoneType"), ([1.0, 2.0], "got a 1-d array"), ("mds", "got 'mds'"),
+    (np.zeros((20, 2)), r"init has shape \(20, 2\), expected \(21, 2\): give a table"),
+    (pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0]}, index=["nobody", "else"]), "none of init's 2 rows"),
+    (pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0]}, index=["item 01", "item 01"]), "names an object twice"),
+    (pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0], "c": [1.0, 2.0]}, index=["item 01", "item 02"]),
+     "init has 3 coordinate columns"),
+])
+def test_a_start_that_does_not_fit_the_objects_is_refused_in_one_line(init, match):
+    data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,
+                          random_state=2)
+    named = Comparisons(data.train.quadruplets, n_objects=21, object_names=[f"item {o:02d}" for o in range(21)])
+    with pytest.raises(ValueError, match=match) as caught:
+        RobustOrdinalEmbedding(2, init=init, random_state=0).fit(named)
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
+
+
+def test_a_named_table_cannot_start_numbered_objects():
+    data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
+    table = pd.DataFrame({"x1": np.arange(21.0), "x2": np.zeros(21)}, index=[f"o{o}" for o in range(21)])
+    with pytest.raises(ValueError, match="init names its rows, but the comparisons number their objects"):
+        RobustOrdinalEmbedding(2, init=table, random_state=0).fit(data.train)
 
 
 @pytest.mark.parametrize("chosen_loss", ["soe", "tste"])

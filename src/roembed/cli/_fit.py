@@ -18,8 +18,9 @@ from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
-from ._options import BadInput
-from ._report import chosen_params, collected_warnings, describe_choice, \
+from ..estimators.base import table_rows
+from ._options import METHODS, BadInput
+from ._report import _params, chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
 
@@ -218,7 +219,7 @@ def _label_column(path: Path, table: pd.DataFrame, key: str) -> str:
 
 
 def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base, names, method, loss, lam, seed,
-        holdout, test_file, max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid,
+        holdout, test_file, init_file, max_iter, device, n_init, annotator_rounds, labels, label_column, skip_invalid,
         n_bootstrap, bootstrap_unit, bootstrap_store, jobs, svg, html_report, quiet, verbose):
     """The command ``roembed fit`` with its options' values (see :func:`roembed.cli.fit.fit`), its input paths
     already checked (:func:`roembed.cli._options.input_paths`)."""
@@ -242,10 +243,15 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
                        "(each run replaces the output folder as a whole)")
     extras = dict(n_bootstrap=n_bootstrap, bootstrap_unit=bootstrap_unit, bootstrap_store=bootstrap_store, jobs=jobs,
                   columns=columns, odd_position_base=int(odd_position_base), index_base=int(index_base),
-                  test_file=test_file)
+                  test_file=test_file, init_file=init_file)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
                                device=device)
+    if init_file is not None and "init" not in estimator.get_params():
+        takers = sorted(m for m in METHODS if "init" in _params(m))
+        raise BadInput(f"--init does not apply to --method {method} (only to {', '.join(takers)})")
+    if init_file is not None and dim == "auto":
+        raise BadInput(f"--init {init_file} starts a map of a fixed dimension: give --dim, not auto")
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
         raise BadInput(f"--annotator-rounds does not apply to --method {method} (only to robust, roe: "
                        "it scores annotators by the outliers they flag)")
@@ -259,6 +265,30 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
         output.discard()
         raise
     say(f"wrote {', '.join(summary['files'])} to {out}")
+
+
+def read_init(path: Path, data, object_ids: np.ndarray, index_base: int, dim: int) -> tuple[pd.DataFrame, int]:
+    """``(table, matched)``: ``--init``, an earlier run's ``embedding.csv`` as the fit's start, checked against the
+    objects now (:func:`roembed.estimators.base.table_rows`), and how many of them it places.  Where the objects are numbered, its ``object`` column holds
+    the file's numbers (``--index-base``), turned here into the rows of this fit (``object_ids``)."""
+    try:
+        table = pd.read_csv(path, dtype={"name": str}, keep_default_na=False, na_values={"object": [""]})
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--init {path}: not a table ({' '.join(str(exc).split())})") from None
+    file_named = "name" in table.columns and (table["name"] != "").any()
+    if file_named != (data.object_names is not None):
+        raise BadInput(f"--init {path}: " + ("names its objects, but the comparisons' file numbers them" if file_named
+                       else "has no object names, but these comparisons' objects are named (by --names, or the "
+                            "file's own numbers under --index-base 1): give the embedding.csv of a run on such a file"))
+    if not file_named and "object" in table.columns:  # the file's numbers, as rows of this fit (unknown: dropped)
+        rows = pd.Series(np.arange(len(object_ids)), index=np.asarray(object_ids) + index_base)
+        table = table.assign(object=pd.to_numeric(table["object"], errors="coerce").map(rows))
+        table = table[table["object"].notna()]
+    try:
+        objects, _ = table_rows(table, data.n_objects, dim, data.object_names)
+    except ValueError as exc:
+        raise BadInput(f"--init {path}: {exc}") from None
+    return table, len(objects)
 
 
 def check_test_is_not_training(test_file: Path | None, comparisons: tuple[Path, ...]) -> None:
@@ -304,7 +334,7 @@ def _numbered_like(test, data, object_ids: np.ndarray, path: Path, source: str, 
 def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed, holdout, max_iter, annotator_rounds,
                    labels, label_column, skip_invalid, svg, verbose, quiet, estimator, started, *,
                    html_report=False, n_bootstrap=0, bootstrap_unit="query", bootstrap_store=None, jobs=1,
-                   columns=None, odd_position_base=0, index_base=0, test_file=None) -> dict:
+                   columns=None, odd_position_base=0, index_base=0, test_file=None, init_file=None) -> dict:
     """Reads, fits and writes every output into ``folder`` (the staging folder); returns the summary."""
     say = (lambda *a, **k: None) if quiet else click.echo
     data, notes = read_input(paths, names, skip_invalid, encoding, columns, odd_position_base, index_base)
@@ -328,6 +358,13 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         most = max(len(used) - 1, 1)
         raise BadInput(f"--dim {dim}: only {len(used)} objects have comparisons; {len(used)} points fit in "
                        f"{count_noun(most, 'dimension')}, so use --dim {most} or less")
+    start_note = ""
+    if init_file is not None:
+        init, placed = read_init(init_file, data, object_ids, index_base, dim)
+        estimator.set_params(init=init)
+        new = data.n_objects - placed
+        start_note = (f"; starting from {init_file} ({placed:,} of {data.n_objects:,} objects"
+                      + (f", {new:,} new at its centre)" if new else ")"))
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)
@@ -346,7 +383,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     say(f"fitting {type(estimator).__name__} in {dim} dimension{'' if dim == 1 else 's'}"
         + (f" (torch, {estimator.device})" if getattr(estimator, "solver", None) == "torch" else "")
         + (f" on {len(train)} responses, {len(test)} held out" if test is not None and test_file is None else "")
-        + (f"; {len(test)} test comparisons from {test_file}" if test_file is not None else ""))
+        + (f"; {len(test)} test comparisons from {test_file}" if test_file is not None else "") + start_note)
     reliability, rounds = None, None
     try:
         with collected_warnings() as caught, progress(not quiet, f"fit {method}"):
@@ -425,6 +462,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         "label_column": label_column,
         "settings": {"method": method, "dim": dim, "loss": loss, "lam": lam, "seed": seed, "holdout": holdout,
                      "test": None if test_file is None else str(test_file),
+                     "init": None if init_file is None else str(init_file),
                      "max_iter": max_iter, "annotator_rounds": annotator_rounds, "columns": columns,
                      "odd_position_base": odd_position_base, "index_base": index_base,
                      "estimator": {k: v for k, v in estimator.get_params().items() if np.isscalar(v) or v is None}},

@@ -9,6 +9,8 @@ triplets / quadruplets (optionally with cblearn-style responses ``y``).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin, clone
@@ -69,6 +71,82 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
         seed = None if random_state is None else np.random.SeedSequence([int(random_state), 1])
         return scale * np.random.default_rng(seed).standard_normal((n_objects, n_components))
     return scale * as_random_state(random_state).standard_normal((n_objects, n_components))
+
+
+def _is_table(value) -> bool:
+    return hasattr(value, "columns") and hasattr(value, "index") and hasattr(value, "select_dtypes")  # pandas
+
+
+def check_init(init, names: tuple) -> None:
+    """``init``: one of ``names``, a 2-d numeric array-like or a pandas table (checked against the objects by
+    :func:`given_start`); ``ValueError`` naming the type otherwise (an array's repr would fill the screen)."""
+    expected = f"init must be one of {names}, an (n, p) array or a table of coordinates"
+    if isinstance(init, str):
+        if init not in names:
+            raise ValueError(f"{expected}, got {init!r}")
+        return
+    if _is_table(init):
+        return
+    try:
+        ndim = np.asarray(init, dtype=np.float64).ndim
+    except (TypeError, ValueError):
+        ndim = None
+    if ndim != 2:
+        raise ValueError(f"{expected}, got {f'a {ndim}-d array' if ndim else type(init).__name__}")
+
+
+def given_start(init, n_objects: int, n_components: int, object_names, random_state, scale: float) -> np.ndarray:
+    """The (n, p) start a user gave as ``init``: an array-like in object order, or a pandas table of coordinates
+    (its columns ``x1, x2, ...``, or else its numeric ones, p of them) whose rows name their objects -- by a ``name`` or ``object``
+    column (``pd.read_csv("embedding.csv")`` of an earlier run), else by the index (``transform()`` after
+    ``set_output(transform="pandas")``): names where the objects are named, numbers where the index holds them.
+
+    A table is matched row by row: objects it lacks (new since that fit) start at the mean of the rows it has
+    plus the seeded Gaussian start (:func:`random_embedding`, ``scale``), and rows of objects these comparisons
+    no longer have are left out.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
+    ended, and a new object is then unknown to it.  An array has no names, so its shape must be (n, p)."""
+    if not _is_table(init):
+        X = np.asarray(init, dtype=np.float64)
+        if X.shape != (n_objects, n_components):
+            hint = (": give a table of coordinates indexed by object name (the fit's transform() after "
+                    "set_output(transform='pandas')) to start objects it lacks at the map's centre"
+                    if X.ndim == 2 and X.shape[1] == n_components else "")
+            raise ValueError(f"init has shape {X.shape}, expected {(n_objects, n_components)}{hint}")
+        return X.copy()
+    objects, given = table_rows(init, n_objects, n_components, object_names)
+    X = given.mean(axis=0) + random_embedding(n_objects, n_components, random_state, scale)
+    X[objects] = given
+    return X
+
+
+def table_rows(table, n_objects: int, n_components: int, object_names) -> tuple[np.ndarray, np.ndarray]:
+    """``(objects, coordinates)``: the rows of a table of coordinates that are objects of the comparisons, as
+    :func:`given_start` matches them; ``ValueError`` where none is, or where the table has not p coordinate columns
+    or names an object twice."""
+    import pandas as pd
+
+    keys = ("name" if "name" in table.columns and object_names is not None
+            else "object" if "object" in table.columns else None)
+    coords = ([c for c in table.columns if re.fullmatch(r"x[1-9][0-9]*", str(c))]
+              or [c for c in table.select_dtypes("number").columns if c not in ("object", "n_responses")])
+    if len(coords) != n_components:
+        raise ValueError(f"init has {len(coords)} coordinate column{'' if len(coords) == 1 else 's'} "
+                         f"({', '.join(map(str, coords)) or 'none'}), expected {n_components} (x1..x{n_components})")
+    labels = pd.Series(table[keys] if keys is not None else table.index)
+    by_number = keys == "object" or (keys is None and pd.api.types.is_integer_dtype(labels.dtype))
+    if not by_number and object_names is None:
+        raise ValueError("init names its rows, but the comparisons number their objects: give an (n, p) array "
+                         "or a table indexed by object number")
+    if labels.duplicated().any():
+        raise ValueError(f"init names an object twice: {labels[labels.duplicated()].iloc[0]!r}")
+    lookup = (pd.Series(np.arange(n_objects), index=np.arange(n_objects)) if by_number
+              else pd.Series(np.arange(n_objects), index=[str(name) for name in object_names]))
+    found = (labels if by_number else labels.astype(str)).map(lookup).to_numpy(dtype=np.float64)
+    rows = np.flatnonzero(~np.isnan(found))
+    if not len(rows):
+        raise ValueError(f"none of init's {len(labels)} rows is an object of these comparisons "
+                         f"(matched by {'number' if by_number else 'name'})")
+    return found[rows].astype(np.int64), np.asarray(table[coords], dtype=np.float64)[rows]
 
 
 OUTPUT_CONTAINERS = ("default", "pandas", "polars")
@@ -255,4 +333,4 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return tags
 
 
-__all__ = ["OrdinalEmbedding", "check_param", "edge_objective", "random_embedding", "PairDistances"]
+__all__ = ["OrdinalEmbedding", "check_init", "check_param", "edge_objective", "given_start", "table_rows", "random_embedding", "PairDistances"]

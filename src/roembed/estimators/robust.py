@@ -50,7 +50,7 @@ from ..model_selection import GroupedKFold, holdout_mask
 from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
-from .base import check_param
+from .base import check_init, check_param, given_start
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
@@ -147,10 +147,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         (:meth:`_loose`); where they have fewer than 6 queries per free coordinate, the tuning's choice meets
         the ridge 1e-3 (times ``100 / n``) on five folds of whole queries and the better is fitted
         (:meth:`_check_ridge`; ``chosen_params_["ridge_check_gain"]``).
-    init : "plain", "random" or an (n, p) array
+    init : "plain", "random", an (n, p) array or a table of coordinates
         "plain" starts from a fit of the loss without outliers (always done for ``lam="auto"``, whose
         margins it needs); at p = 2 random starts fell into local minima that the plain start avoided
-        (docs/default.md, "The plain start").
+        (docs/default.md, "The plain start").  A start of one's own (one start, no restarts): an array in
+        object order, or a pandas table matched to the objects by name or number -- an earlier fit's
+        ``transform()`` after ``set_output(transform="pandas")`` or its ``embedding.csv`` -- where objects
+        the table lacks start at its centre (:func:`~roembed.estimators.base.given_start`).
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (:func:`~roembed.estimators.robust_fit.stage_refine`); None skips
         it; ``"auto"`` continues the best fit of each candidate weighting (with ``weighting="auto"``:
@@ -260,8 +263,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             check_param("lam", self.lam, low=0, low_open=True)
         if not is_auto(self.weighting) and self.weighting not in WEIGHTINGS:
             raise ValueError(f"weighting must be 'auto' or one of {WEIGHTINGS}, got {self.weighting!r}")
-        if not isinstance(self.init, np.ndarray) and self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS} or an array, got {self.init!r}")
+        check_init(self.init, INITS)
         if not isinstance(self.nonneg, (bool, np.bool_)):
             raise ValueError(f"nonneg must be True or False, got {self.nonneg!r}")
         if self.refine is not None and not is_auto(self.refine):
@@ -293,7 +295,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _n_init(self, graph: ComparisonGraph) -> int:
         if not is_auto(self.n_init):
             return int(self.n_init)
-        if isinstance(self.init, np.ndarray):
+        if self._init_given():
             return 1
         return LOOSE_CHOICE["n_init"] if self._loose(graph) else AUTO_RESTARTS.get(self.n_components, 1)
 
@@ -322,12 +324,15 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             solve=dict(solver=self.solver, max_iter=self.max_iter, tol=self._tol(graph), callback=self._progress(),
                        **options))
 
+    def _init_given(self) -> bool:
+        """Whether ``init`` is a start of the user's (an array or a table) rather than "plain" or "random"."""
+        return not isinstance(self.init, str)
+
     def _start(self, graph: ComparisonGraph) -> np.ndarray:
-        if isinstance(self.init, np.ndarray):
-            X = np.asarray(self.init, dtype=np.float64)
-            if X.shape != (graph.n_objects, self.n_components):
-                raise ValueError(f"init has shape {X.shape}, expected {(graph.n_objects, self.n_components)}")
-            return X.copy()
+        if self._init_given():
+            scale = self.default_init_scale if self.init_scale == "auto" else float(self.init_scale)
+            return given_start(self.init, graph.n_objects, self.n_components, graph.comparisons.object_names,
+                               self.random_state, scale)
         return self._initial_embedding(graph)
 
     # -- fitting -----------------------------------------------------------------
@@ -451,7 +456,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             problem = RobustProblem.build(graph, loss, weightings[0], self.two_sided)
         settings = dataclasses.replace(self._settings(graph, loss, None, alpha, None), n_init=n_init, plain_start=True)
         start = FitState(X=X0)
-        if self.n_components == 1 and not isinstance(self.init, np.ndarray):  # a start the user gave is kept
+        if self.n_components == 1 and not self._init_given():  # a start the user gave is kept
             start = lifted_start(problem, settings, X0)
         with phase("restarts"):
             return stage_plain(problem, settings, start), losses[0]
