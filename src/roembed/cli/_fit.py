@@ -19,8 +19,8 @@ from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
 from ..data.validation import count_noun
 from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ..estimators.base import table_rows
-from ._options import METHODS, BadInput
-from ._report import _params, chosen_params, collected_warnings, describe_choice, \
+from ._options import BadInput
+from ._report import chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results
 
 
@@ -246,10 +246,7 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
                   test_file=test_file, init_file=init_file)
     say = (lambda *a, **k: None) if quiet else click.echo
     estimator = make_estimator(method, dim, seed=seed, lam=lam, loss=loss, max_iter=max_iter, n_init=n_init,
-                               device=device)
-    if init_file is not None and "init" not in estimator.get_params():
-        takers = sorted(m for m in METHODS if "init" in _params(m))
-        raise BadInput(f"--init does not apply to --method {method} (only to {', '.join(takers)})")
+                               device=device, init=init_file)
     if init_file is not None and dim == "auto":
         raise BadInput(f"--init {init_file} starts a map of a fixed dimension: give --dim, not auto")
     if annotator_rounds and not hasattr(estimator, "_store_outliers"):
@@ -269,8 +266,9 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
 
 def read_init(path: Path, data, object_ids: np.ndarray, index_base: int, dim: int) -> tuple[pd.DataFrame, int]:
     """``(table, matched)``: ``--init``, an earlier run's ``embedding.csv`` as the fit's start, checked against the
-    objects now (:func:`roembed.estimators.base.table_rows`), and how many of them it places.  Where the objects are numbered, its ``object`` column holds
-    the file's numbers (``--index-base``), turned here into the rows of this fit (``object_ids``)."""
+    objects now (:func:`roembed.estimators.base.table_rows`), and how many of them it places.  Where the objects
+    are numbered, its ``object`` column holds the file's numbers (``--index-base``), turned here into the rows of
+    this fit (``object_ids``)."""
     try:
         table = pd.read_csv(path, dtype={"name": str}, keep_default_na=False, na_values={"object": [""]})
     except (OSError, ValueError, UnicodeDecodeError) as exc:

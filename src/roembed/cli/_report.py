@@ -23,17 +23,18 @@ from ._options import METHODS, BadInput
 
 
 def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, max_iter=None, n_init=None,
-                   device=None):
+                   device=None, init=None):
     """The estimator ``method`` with the given options; an option it does not take is bad input
     (never silently ignored).  ``device`` other than None or ``"cpu"``: the torch solver on that device
-    (checked now: torch installed, the device there)."""
+    (checked now: torch installed, the device there).  ``init`` (``--init``'s file) is only checked here: the
+    table is read and set once the objects are known (:func:`roembed.cli._fit.read_init`)."""
     try:
         cls = estimator_class(method)
     except (ImportError, AttributeError, KeyError):
         raise BadInput(f"method {method!r} is not available in this installation of roembed") from None
     # lam="auto" and loss=None leave the estimator's own default
     options = {"n_components": dim, "random_state": seed, "lam": None if lam == "auto" else lam, "loss": loss,
-               "max_iter": max_iter, "n_init": n_init}
+               "max_iter": max_iter, "n_init": n_init, "init": init}
     if device not in (None, "cpu"):
         options["device"] = device
     accepted = cls().get_params()
@@ -45,7 +46,7 @@ def make_estimator(method: str, dim: int, *, seed: int, lam="auto", loss=None, m
     if options.get("device") is not None:
         options.update(device=_torch_device(device), solver="torch")
     try:
-        estimator = cls(**{k: v for k, v in options.items() if v is not None})
+        estimator = cls(**{k: v for k, v in options.items() if v is not None and k != "init"})
         estimator._check_params()
     except (TypeError, ValueError) as exc:
         raise BadInput(f"--method {method}: {exc}") from None

@@ -97,9 +97,10 @@ def check_init(init, names: tuple) -> None:
 
 def given_start(init, n_objects: int, n_components: int, object_names, random_state, scale: float) -> np.ndarray:
     """The (n, p) start a user gave as ``init``: an array-like in object order, or a pandas table of coordinates
-    (its columns ``x1, x2, ...``, or else its numeric ones, p of them) whose rows name their objects -- by a ``name`` or ``object``
-    column (``pd.read_csv("embedding.csv")`` of an earlier run), else by the index (``transform()`` after
-    ``set_output(transform="pandas")``): names where the objects are named, numbers where the index holds them.
+    (its columns ``x1, x2, ...``, or else its numeric ones, p of them) whose rows name their objects -- by a
+    ``name`` or ``object`` column (``pd.read_csv("embedding.csv")`` of an earlier run), else by the index
+    (``transform()`` after ``set_output(transform="pandas")``): names where the objects are named, numbers where
+    the index holds them.
 
     A table is matched row by row: objects it lacks (new since that fit) start at the mean of the rows it has
     plus the seeded Gaussian start (:func:`random_embedding`, ``scale``), and rows of objects these comparisons
@@ -333,4 +334,5 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return tags
 
 
-__all__ = ["OrdinalEmbedding", "check_init", "check_param", "edge_objective", "given_start", "table_rows", "random_embedding", "PairDistances"]
+__all__ = ["OrdinalEmbedding", "check_init", "check_param", "edge_objective", "given_start", "table_rows",
+           "random_embedding", "PairDistances"]
