@@ -532,6 +532,12 @@ def test_a_start_that_does_not_fit_the_objects_is_refused_in_one_line(init, matc
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
 
 
+def test_a_start_given_with_the_dimension_left_to_choose_is_refused():
+    data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
+    with pytest.raises(ValueError, match="init is a start in one dimension, and n_components='auto' tries several"):
+        RobustOrdinalEmbedding("auto", init=data.X_true, random_state=0).fit(data.train)
+
+
 def test_a_named_table_cannot_start_numbered_objects():
     data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
     table = pd.DataFrame({"x1": np.arange(21.0), "x2": np.zeros(21)}, index=[f"o{o}" for o in range(21)])

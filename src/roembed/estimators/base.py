@@ -188,6 +188,10 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
     def _fit_auto_dimension(self, comparisons):
         from ..dimension import select_dimension
 
+        if not isinstance(getattr(self, "init", "random"), str):
+            raise ValueError("init is a start in one dimension, and n_components='auto' tries several: give "
+                             "n_components (or init='plain')")
+
         selection = select_dimension(self._dimension_estimator(), comparisons,
                                      random_state=getattr(self, "random_state", None))
         fitted = clone(self).set_params(n_components=selection.n_components).fit(comparisons)
