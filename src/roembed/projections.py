@@ -43,22 +43,25 @@ def embedding_from_gram(G: np.ndarray, rank: int) -> np.ndarray:
 
 def orient_embedding(X) -> np.ndarray:
     """``X`` (n x p) centred and turned to its principal axes: column 1 the direction of most spread, and each
-    axis signed so that the object farthest along it lies on its positive side (scikit-learn's ``svd_flip`` rule).
+    axis signed so that the sum of the cubed coordinates is positive (the longer tail on the positive side).
 
     The objective of every loss reads only distances, so a fit is defined up to a rotation, a reflection and
     (without a ridge) a translation, and the solver's start picks one: fits from two seeds that found the same
     minimum were drawn as two different pictures.  Fixing the orientation makes them one, and makes the first two
     coordinates the principal plane a map of more than two dimensions is drawn on.  Distances are unchanged (up to
-    rounding); a map with non-finite coordinates is returned as it is."""
+    rounding); a map with non-finite coordinates is returned as it is.
+    Why the cubes: a sign read from every object moves less between two fits of nearly the same map than one
+    read from the farthest object (scikit-learn's ``svd_flip`` rule), where two objects at the ends of an axis
+    lie about as far out.  Pairs of default fits from different seeds (music at p = 2, six seeds; four synthetic
+    crowds at p = 2, four seeds each; 39 pairs): the signs matched the pair's best alignment in 38 with the cubes,
+    34 with the farthest object, 35 with a fixed weighting of the objects by number (sixty-sixth session)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2 or not np.isfinite(X).all():
         return X
     centred = X - X.mean(axis=0)
     axes = np.linalg.svd(centred, full_matrices=False)[2]
     Y = centred @ axes.T
-    farthest = np.abs(Y).argmax(axis=0)
-    signs = np.sign(Y[farthest, np.arange(Y.shape[1])])
-    return Y * np.where(signs == 0, 1.0, signs)
+    return Y * np.where((Y ** 3).sum(axis=0) < 0, -1.0, 1.0)
 
 
 def center_gram(G: np.ndarray) -> np.ndarray:

@@ -741,6 +741,12 @@ def test_init_matches_numbered_objects_by_the_files_numbers(files):
     result = run(csv, "--init", folder / "first" / "embedding.csv", "--out", folder / "second")
     assert result.exit_code == 0, result.output + result.stderr
     assert "(24 of 25 objects, 1 new at its centre)" in result.stdout
+    assert "warning" not in result.stderr
+    table[table.max(axis=1) < 10].to_csv(folder / "ten.csv", index=False)  # a map of 10 of the 25 objects
+    assert run(folder / "ten.csv", "--out", folder / "ten", "--quiet").exit_code == 0
+    result = run(csv, "--init", folder / "ten" / "embedding.csv", "--out", folder / "third")
+    assert result.exit_code == 0 and "(10 of 25 objects, 15 new at its centre)" in result.stdout
+    assert "places only 10 of the 25 objects; is it a map of these objects?" in result.stderr
     (table + 1).to_csv(folder / "one.csv", index=False)
     assert run(folder / "one.csv", "--index-base", 1, "--out", folder / "a", "--quiet").exit_code == 0
     result = run(folder / "one.csv", "--index-base", 1, "--init", folder / "a" / "embedding.csv", "--out",

@@ -363,6 +363,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         new = data.n_objects - placed
         start_note = (f"; starting from {init_file} ({placed:,} of {data.n_objects:,} objects"
                       + (f", {new:,} new at its centre)" if new else ")"))
+        if 2 * placed < data.n_objects:  # matched by number, a map of other objects fits as well as one of these
+            notes.append(f"warning: --init {init_file}: places only {placed:,} of the {data.n_objects:,} objects; "
+                         "is it a map of these objects? (the fit runs from it all the same)")
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)
