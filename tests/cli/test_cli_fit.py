@@ -759,7 +759,7 @@ def test_init_matches_numbered_objects_by_the_files_numbers(files):
     (["--dim", 3], ["--init", "init has 2 coordinate columns (x1, x2), expected 3"]),
     (["--dim", "auto"], ["--init", "fixed dimension"]),
     (["--method", "soe"], ["--init does not apply to --method soe (only to robust"]),
-    (["--names", "NAMES"], ["--init", "has no object names, but these comparisons' objects are named"]),
+    (["--names", "NAMES"], ["--init", "has no object names, but these comparisons name their objects"]),
 ])
 def test_init_that_does_not_fit_the_run_is_refused_in_one_line(files, extra, fragments):
     folder, csv, names, _ = files
@@ -774,3 +774,15 @@ def test_init_of_a_file_that_is_no_embedding_is_refused(files):
     folder, csv, _, _ = files
     one_line_error(run(csv, "--init", csv, "--out", folder / "x"), f"--init {csv}", "coordinate column")
     one_line_error(run(csv, "--init", folder / "missing.csv", "--out", folder / "x"), "missing.csv")
+    assert run(csv, "--out", folder / "first", "--quiet").exit_code == 0
+    table = pd.read_csv(folder / "first" / "embedding.csv")
+    for name, broken, fragment in [
+            ("header.csv", table.iloc[:0], "no rows"),
+            ("nan.csv", table.assign(x1=table["x1"].where(table.index != 3)), "row of object 3: a coordinate that is "
+                                                                                "not a finite number (x1 = empty"),
+            ("text.csv", table.assign(x2=table["x2"].astype(str).where(table.index != 4, "far")), "x2 = far)")]:
+        broken.to_csv(folder / name, index=False)
+        one_line_error(run(csv, "--init", folder / name, "--out", folder / "x"), f"--init {folder / name}", fragment)
+    table.to_csv(folder / "semicolons.csv", index=False, sep=";")  # as a spreadsheet saves it in some locales
+    result = run(csv, "--init", folder / "semicolons.csv", "--out", folder / "y")
+    assert result.exit_code == 0 and "(25 of 25 objects)" in result.stdout

@@ -522,6 +522,8 @@ def test_a_start_given_as_a_table_is_matched_by_name_and_new_objects_start_at_it
     (pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0]}, index=["item 01", "item 01"]), "names an object twice"),
     (pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0], "c": [1.0, 2.0]}, index=["item 01", "item 02"]),
      "init has 3 coordinate columns"),
+    (pd.DataFrame({"x2": [0.0, 1.0], "x3": [1.0, 0.0]}, index=["item 01", "item 02"]),
+     "init's coordinate columns are x2, x3: expected x1..x2"),
 ])
 def test_a_start_that_does_not_fit_the_objects_is_refused_in_one_line(init, match):
     data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, votes=(1, 1), rate=0.0,

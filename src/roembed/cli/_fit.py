@@ -265,28 +265,31 @@ def run(comparisons, dim, out, encoding, columns, odd_position_base, index_base,
 
 
 def read_init(path: Path, data, object_ids: np.ndarray, index_base: int, dim: int) -> tuple[pd.DataFrame, int]:
-    """``(table, matched)``: ``--init``, an earlier run's ``embedding.csv`` as the fit's start, checked against the
-    objects now (:func:`roembed.estimators.base.table_rows`), and how many of them it places.  Where the objects
-    are numbered, its ``object`` column holds the file's numbers (``--index-base``), turned here into the rows of
-    this fit (``object_ids``)."""
+    """``(start, placed)``: ``--init``, an earlier run's ``embedding.csv``, matched to the objects now
+    (:func:`roembed.estimators.base.table_rows`; where they are numbered, its ``object`` column holds the file's
+    numbers, ``--index-base`` and all), as a table of the coordinates indexed by the rows of this fit, and how many
+    of the objects it places."""
     try:
-        table = pd.read_csv(path, dtype={"name": str}, keep_default_na=False, na_values={"object": [""]})
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        table = pd.read_csv(path, sep=None, engine="python", dtype={"name": str}, keep_default_na=False,
+                            na_values={"object": [""]})  # sep=None: a comma, or the semicolon of a spreadsheet
+    except (OSError, ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
         raise BadInput(f"--init {path}: not a table ({' '.join(str(exc).split())})") from None
+    if not len(table):
+        raise BadInput(f"--init {path}: no rows")
     file_named = "name" in table.columns and (table["name"] != "").any()
     if file_named != (data.object_names is not None):
         raise BadInput(f"--init {path}: " + ("names its objects, but the comparisons' file numbers them" if file_named
-                       else "has no object names, but these comparisons' objects are named (by --names, or the "
-                            "file's own numbers under --index-base 1): give the embedding.csv of a run on such a file"))
-    if not file_named and "object" in table.columns:  # the file's numbers, as rows of this fit (unknown: dropped)
-        rows = pd.Series(np.arange(len(object_ids)), index=np.asarray(object_ids) + index_base)
-        table = table.assign(object=pd.to_numeric(table["object"], errors="coerce").map(rows))
-        table = table[table["object"].notna()]
-    try:
-        objects, _ = table_rows(table, data.n_objects, dim, data.object_names)
+                       else "has no object names, but these comparisons name their objects (by the file, --names or "
+                            "--index-base 1): give the embedding.csv of a run on named objects"))
+    if not file_named and "object" in table.columns:
+        table = table.assign(object=pd.to_numeric(table["object"], errors="coerce"))
+    try:  # numbered objects: the file's numbers, as the comparisons' file has them
+        objects, values = table_rows(table, data.n_objects, dim, data.object_names,
+                                     np.asarray(object_ids) + index_base)
     except ValueError as exc:
         raise BadInput(f"--init {path}: {exc}") from None
-    return table, len(objects)
+    start = pd.DataFrame(values, columns=[f"x{d + 1}" for d in range(dim)], index=pd.Index(objects, name="object"))
+    return start, len(objects)  # the start indexed by the rows of this fit
 
 
 def check_test_is_not_training(test_file: Path | None, comparisons: tuple[Path, ...]) -> None:

@@ -113,6 +113,9 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
                     "set_output(transform='pandas')) to start objects it lacks at the map's centre"
                     if X.ndim == 2 and X.shape[1] == n_components else "")
             raise ValueError(f"init has shape {X.shape}, expected {(n_objects, n_components)}{hint}")
+        if not np.isfinite(X).all():
+            raise ValueError(f"init row {int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])}: a coordinate that "
+                             "is not a finite number")
         return X.copy()
     objects, given = table_rows(init, n_objects, n_components, object_names)
     X = given.mean(axis=0) + random_embedding(n_objects, n_components, random_state, scale)
@@ -120,16 +123,21 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
     return X
 
 
-def table_rows(table, n_objects: int, n_components: int, object_names) -> tuple[np.ndarray, np.ndarray]:
+def table_rows(table, n_objects: int, n_components: int, object_names, numbers=None) -> tuple[np.ndarray, np.ndarray]:
     """``(objects, coordinates)``: the rows of a table of coordinates that are objects of the comparisons, as
-    :func:`given_start` matches them; ``ValueError`` where none is, or where the table has not p coordinate columns
-    or names an object twice."""
+    :func:`given_start` matches them (``numbers``: each object's number in the table where it numbers them, by
+    default 0..n-1); ``ValueError`` where none is, where the table has not p coordinate columns, names an object
+    twice or gives one a coordinate that is not a finite number."""
     import pandas as pd
 
+    if not len(table):
+        raise ValueError("init has no rows")
     keys = ("name" if "name" in table.columns and object_names is not None
             else "object" if "object" in table.columns else None)
-    coords = ([c for c in table.columns if re.fullmatch(r"x[1-9][0-9]*", str(c))]
-              or [c for c in table.select_dtypes("number").columns if c not in ("object", "n_responses")])
+    coords = sorted((c for c in table.columns if re.fullmatch(r"x[1-9][0-9]*", str(c))), key=lambda c: int(c[1:]))
+    if coords and coords != [f"x{d + 1}" for d in range(len(coords))]:
+        raise ValueError(f"init's coordinate columns are {', '.join(coords)}: expected x1..x{n_components}")
+    coords = coords or [c for c in table.select_dtypes("number").columns if c not in ("object", "n_responses")]
     if len(coords) != n_components:
         raise ValueError(f"init has {len(coords)} coordinate column{'' if len(coords) == 1 else 's'} "
                          f"({', '.join(map(str, coords)) or 'none'}), expected {n_components} (x1..x{n_components})")
@@ -140,14 +148,23 @@ def table_rows(table, n_objects: int, n_components: int, object_names) -> tuple[
                          "or a table indexed by object number")
     if labels.duplicated().any():
         raise ValueError(f"init names an object twice: {labels[labels.duplicated()].iloc[0]!r}")
-    lookup = (pd.Series(np.arange(n_objects), index=np.arange(n_objects)) if by_number
-              else pd.Series(np.arange(n_objects), index=[str(name) for name in object_names]))
+    index = (np.arange(n_objects) if numbers is None else np.asarray(numbers)) if by_number else [
+        str(name) for name in object_names]
+    lookup = pd.Series(np.arange(n_objects), index=index)
     found = (labels if by_number else labels.astype(str)).map(lookup).to_numpy(dtype=np.float64)
     rows = np.flatnonzero(~np.isnan(found))
     if not len(rows):
         raise ValueError(f"none of init's {len(labels)} rows is an object of these comparisons "
                          f"(matched by {'number' if by_number else 'name'})")
-    return found[rows].astype(np.int64), np.asarray(table[coords], dtype=np.float64)[rows]
+    values = table[coords].iloc[rows].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+    finite = np.isfinite(values).all(axis=1)
+    if not finite.all():
+        row = int(rows[np.argmin(finite)])
+        label = labels.iloc[row]
+        shown = ", ".join(f"{c} = {v if str(v).strip() else 'empty'}" for c, v in zip(coords, table[coords].iloc[row]))
+        raise ValueError(f"init's row of object {label if by_number else repr(str(label))}: a coordinate that is not "
+                         f"a finite number ({shown})")
+    return found[rows].astype(np.int64), values
 
 
 OUTPUT_CONTAINERS = ("default", "pandas", "polars")
