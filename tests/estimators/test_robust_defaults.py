@@ -518,6 +518,9 @@ def test_a_start_given_as_a_table_is_matched_by_name_and_new_objects_start_at_it
 @pytest.mark.parametrize("init, match", [
     (None, "init must be one of .*got NoneType"), ([1.0, 2.0], "got a 1-d array"), ("mds", "got 'mds'"),
     (np.zeros((20, 2)), r"init has shape \(20, 2\), expected \(21, 2\): give a table"),
+    (np.where(np.arange(42).reshape(21, 2) == 7, np.inf, 0.0), "init row 3: a coordinate that is not a finite"),
+    (pd.DataFrame({"x1": [0.0, np.nan], "x2": [1.0, 0.0]}, index=["item 01", "item 02"]),
+     "init's row of object 'item 02': a coordinate that is not a finite number \\(x1 = nan, x2 = 0.0\\)"),
     (pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0]}, index=["nobody", "else"]), "none of init's 2 rows"),
     (pd.DataFrame({"x1": [0.0, 1.0], "x2": [1.0, 0.0]}, index=["item 01", "item 01"]), "names an object twice"),
     (pd.DataFrame({"a": [0.0, 1.0], "b": [1.0, 0.0], "c": [1.0, 2.0]}, index=["item 01", "item 02"]),
