@@ -146,8 +146,9 @@ def table_rows(table, n_objects: int, n_components: int, object_names, numbers=N
     if not by_number and object_names is None:
         raise ValueError("init names its rows, but the comparisons number their objects: give an (n, p) array "
                          "or a table indexed by object number")
-    if labels.duplicated().any():
-        raise ValueError(f"init names an object twice: {labels[labels.duplicated()].iloc[0]!r}")
+    twice = labels.duplicated() & labels.notna()
+    if twice.any():
+        raise ValueError(f"init names an object twice: {labels[twice].iloc[0]!r}")
     index = (np.arange(n_objects) if numbers is None else np.asarray(numbers)) if by_number else [
         str(name) for name in object_names]
     lookup = pd.Series(np.arange(n_objects), index=index)
@@ -208,7 +209,6 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         if not isinstance(getattr(self, "init", "random"), str):
             raise ValueError("init is a start in one dimension, and n_components='auto' tries several: give "
                              "n_components (or init='plain')")
-
         selection = select_dimension(self._dimension_estimator(), comparisons,
                                      random_state=getattr(self, "random_state", None))
         fitted = clone(self).set_params(n_components=selection.n_components).fit(comparisons)
