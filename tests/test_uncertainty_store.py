@@ -143,6 +143,21 @@ def test_a_store_of_another_run_is_refused_in_one_line(problem, tmp_path, change
     assert {name: (store / name).read_bytes() for name in stored(store)} == before  # nothing overwritten
 
 
+def test_a_start_table_is_fingerprinted_by_every_cell():
+    """An estimator's ``init`` table (a warm start) decides the replicates: two tables that differ in a middle row
+    print alike (pandas shows the first and last rows), and were one parameter to the store."""
+    import pandas as pd
+
+    names = [f"o{i}" for i in range(200)]
+    a = pd.DataFrame({"x1": np.arange(200.0), "x2": np.zeros(200)}, index=pd.Index(names, name="name"))
+    b = a.copy()
+    b.loc["o100", "x2"] = 1.0
+    assert repr(a) == repr(b)
+    est_a, est_b = RobustOrdinalEmbedding(2, init=a), RobustOrdinalEmbedding(2, init=b)
+    assert uncertainty._digest(est_a) != uncertainty._digest(est_b)
+    assert uncertainty._digest(est_a) == uncertainty._digest(RobustOrdinalEmbedding(2, init=a.copy()))
+
+
 def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path):
     est, train, full, _ = problem
     with pytest.raises(ValueError, match="fixed random_state"):

@@ -236,14 +236,18 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 def _digest(value) -> str:
-    """A fingerprint that is the same in every process: arrays by SHA-256 of dtype, shape and bytes,
-    estimators by class and parameters, containers item by item, anything else by ``repr`` (addresses removed)."""
+    """A fingerprint that is the same in every process: arrays by SHA-256 of dtype, shape and bytes (pandas tables
+    by their index, columns and cells), estimators by class and parameters, containers item by item, anything else
+    by ``repr`` (addresses removed)."""
     if isinstance(value, np.random.RandomState):
         value = value.get_state()
     elif isinstance(value, np.random.Generator):
         value = value.bit_generator.state
     if hasattr(value, "get_params") and not isinstance(value, type):
         return f"{type(value).__module__}.{type(value).__qualname__}{_digest(value.get_params(deep=False))}"
+    if hasattr(value, "to_numpy") and hasattr(value, "columns") and hasattr(value, "index"):  # a table (``init``):
+        return "table" + _digest([np.asarray(value.index).astype(str), np.asarray(value.columns).astype(str),
+                                  value.to_numpy()])  # every cell, not the repr, which shows the first and last rows
     if isinstance(value, np.ndarray):
         if value.dtype == object:
             value = value.astype(str)
