@@ -747,6 +747,13 @@ def test_init_matches_numbered_objects_by_the_files_numbers(files):
     result = run(csv, "--init", folder / "ten" / "embedding.csv", "--out", folder / "third")
     assert result.exit_code == 0 and "(10 of 25 objects, 15 new at its centre)" in result.stdout
     assert "places only 10 of the 25 objects; is it a map of these objects?" in result.stderr
+    sparse = table * 1000  # ids 0, 1000, ..., 24000: the fit keeps the 25 used, embedding.csv the file's ids
+    sparse.to_csv(folder / "sparse.csv", index=False)
+    sparse[~sparse.isin([3000]).any(axis=1)].to_csv(folder / "sparse_first.csv", index=False)
+    assert run(folder / "sparse_first.csv", "--out", folder / "sparse_first", "--quiet").exit_code == 0
+    result = run(folder / "sparse.csv", "--init", folder / "sparse_first" / "embedding.csv", "--out",
+                 folder / "sparse_second")  # by the rows of the fit, only id 0 would match
+    assert result.exit_code == 0 and "(24 of 25 objects, 1 new at its centre)" in result.stdout, result.output
     (table + 1).to_csv(folder / "one.csv", index=False)
     assert run(folder / "one.csv", "--index-base", 1, "--out", folder / "a", "--quiet").exit_code == 0
     result = run(folder / "one.csv", "--index-base", 1, "--init", folder / "a" / "embedding.csv", "--out",
