@@ -64,10 +64,12 @@ def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
         return np.column_stack([X[:, 0], order_rows(X[:, 0])]), "coordinate 1, the objects in its order upward"
     if X.shape[1] == 2:
         return X, "coordinates 1-2"
+    from .uncertainty import principal_plane
+
     centred = X - X.mean(axis=0)
-    U, S, _ = np.linalg.svd(centred, full_matrices=False)
-    share = (S[:2] ** 2).sum() / max((S ** 2).sum(), 1e-300)
-    return U[:, :2] * S[:2], f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
+    xy = centred @ principal_plane(X)  # a fitted map's own coordinates 1-2 (it is on its principal axes)
+    share = (xy ** 2).sum() / max((centred ** 2).sum(), 1e-300)
+    return xy, f"principal coordinates 1-2 ({100 * share:.0f}% of variance)"
 
 
 def axis_titles(X: np.ndarray) -> tuple[str, str]:

@@ -58,10 +58,15 @@ def orient_embedding(X) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2 or not np.isfinite(X).all():
         return X
-    centred = X - X.mean(axis=0)
-    axes = np.linalg.svd(centred, full_matrices=False)[2]
-    Y = centred @ axes.T
-    return Y * np.where((Y ** 3).sum(axis=0) < 0, -1.0, 1.0)
+    return (X - X.mean(axis=0)) @ principal_axes(X)
+
+
+def principal_axes(X) -> np.ndarray:
+    """The (p, p) orthonormal basis :func:`orient_embedding` turns ``X`` (n x p, finite) to: the principal axes
+    of the centred map by decreasing spread, each signed so that the cubed coordinates along it sum positive."""
+    centred = np.asarray(X, dtype=np.float64) - np.mean(X, axis=0)
+    axes = np.linalg.svd(centred, full_matrices=False)[2].T
+    return axes * np.where(((centred @ axes) ** 3).sum(axis=0) < 0, -1.0, 1.0)
 
 
 def center_gram(G: np.ndarray) -> np.ndarray:

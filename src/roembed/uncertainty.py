@@ -95,6 +95,7 @@ from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.base import check_n_jobs, check_param, check_verbose
+from .projections import principal_axes
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
@@ -110,10 +111,10 @@ CALIBRATIONS = ("hotelling", "chi2")
 
 
 def principal_plane(X) -> np.ndarray:
-    """The (p, 2) orthonormal basis of the first two principal axes of ``X`` (n x p): the plane a map of more
-    than two dimensions is drawn on (``embedding.png``, ``uncertainty.png``, the report)."""
-    X = np.asarray(X, dtype=np.float64)
-    return np.linalg.svd(X - X.mean(axis=0), full_matrices=False)[2][:2].T
+    """The (p, 2) orthonormal basis of the first two principal axes of ``X`` (n x p), signed as
+    :func:`roembed.projections.principal_axes` signs them: the plane a map of more than two dimensions is drawn on
+    (``embedding.png``, ``uncertainty.png``, the report); for a fitted map, its coordinates 1 and 2."""
+    return principal_axes(X)[:, :2]
 
 
 def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarray:
