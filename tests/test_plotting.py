@@ -322,3 +322,18 @@ def test_the_report_of_a_three_dimensional_map_draws_each_regions_shadow():
     assert np.allclose(source["width"], 2 * table["shadow_major"], rtol=1e-6)
     assert np.allclose(source["angle"], np.radians(table["shadow_angle"]), rtol=1e-6)
     assert ellipses(axes=(0, 2)) == []
+
+
+def test_a_map_of_more_than_two_dimensions_is_drawn_on_its_own_first_two_coordinates():
+    """Fitted maps are on their principal axes (``orient_embedding``), so the principal plane the pictures draw is
+    the map's coordinates 1-2 -- signed as the map is, not mirrored by the SVD's own choice of signs; and the
+    regions' plane (``principal_plane``) is the same plane."""
+    from roembed.projections import orient_embedding
+    from roembed.uncertainty import principal_plane
+
+    for seed in range(8):
+        X = np.random.default_rng(seed).standard_normal((40, 4)) * [4.0, 3.0, 2.0, 1.0]
+        oriented = orient_embedding(X)
+        np.testing.assert_allclose(project_2d(oriented)[0], oriented[:, :2], atol=1e-10)
+        np.testing.assert_allclose(project_2d(X)[0], oriented[:, :2], atol=1e-10)
+        np.testing.assert_allclose((X - X.mean(axis=0)) @ principal_plane(X), oriented[:, :2], atol=1e-10)
