@@ -95,10 +95,10 @@ from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
 from .estimators.base import check_n_jobs, check_param, check_verbose
-from .projections import principal_axes
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
+from .projections import principal_axes
 
 UNITS = ("query", "annotator", "object", "query+annotator")
 MIN_UNITS = 20
