@@ -141,6 +141,9 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
         estimator = RobustOrdinalEmbedding(random_state=random_state)
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if not isinstance(estimator.get_params(deep=False).get("init", "plain"), str):
+        raise ValueError("the estimator's init is a start in one dimension, and select_dimension tries several: "
+                         "leave init to the estimator's own start")
     check_param("cv", cv, low=2, integer=True)
     if patience is not None:
         check_param("patience", patience, low=1, integer=True)

@@ -541,6 +541,10 @@ def test_a_start_given_with_the_dimension_left_to_choose_is_refused():
     data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
     with pytest.raises(ValueError, match="init is a start in one dimension, and n_components='auto' tries several"):
         RobustOrdinalEmbedding("auto", init=data.X_true, random_state=0).fit(data.train)
+    from roembed.dimension import select_dimension
+
+    with pytest.raises(ValueError, match="the estimator's init is a start in one dimension, and select_dimension"):
+        select_dimension(RobustOrdinalEmbedding(2, init=data.X_true), data.train)
 
 
 def test_a_named_table_cannot_start_numbered_objects():
