@@ -721,7 +721,8 @@ def test_init_starts_from_an_earlier_runs_embedding_matched_by_name(files, spam)
     assert run(folder / "first.csv", "--out", folder / "first", "--quiet").exit_code == 0
     result = run(folder / "second.csv", "--init", folder / "first" / "embedding.csv", "--out", folder / "second")
     assert result.exit_code == 0, result.output + result.stderr
-    assert f"starting from {folder / 'first' / 'embedding.csv'} (23 of 24 objects, 1 new at its centre)" in result.stdout
+    start = folder / "first" / "embedding.csv"
+    assert f"starting from {start} (23 of 24 objects, 1 new at its centre)" in result.stdout
     summary = json.loads((folder / "second" / "summary.json").read_text())
     assert summary["settings"]["init"] == str(folder / "first" / "embedding.csv")
     assert summary["chosen"]["n_init"] == 1  # one start: the one given
