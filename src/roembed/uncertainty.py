@@ -94,7 +94,7 @@ from ._threads import limit_threads
 from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
-from .estimators.base import check_n_jobs, check_param, check_verbose
+from .estimators.base import check_n_jobs, check_param, check_verbose, is_table
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups
@@ -246,7 +246,7 @@ def _digest(value) -> str:
         value = value.bit_generator.state
     if hasattr(value, "get_params") and not isinstance(value, type):
         return f"{type(value).__module__}.{type(value).__qualname__}{_digest(value.get_params(deep=False))}"
-    if hasattr(value, "to_numpy") and hasattr(value, "columns") and hasattr(value, "index"):  # a table (``init``):
+    if is_table(value):  # an ``init`` table
         return "table" + _digest([np.asarray(value.index).astype(str), np.asarray(value.columns).astype(str),
                                   value.to_numpy()])  # every cell, not the repr, which shows the first and last rows
     if isinstance(value, np.ndarray):

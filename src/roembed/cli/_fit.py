@@ -17,8 +17,8 @@ from ..report.data import OUTPUT_FORMAT, total_weight
 from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
 from ..data.validation import count_noun
-from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ..estimators.base import table_rows
+from ._uncertainty import describe_bootstrap, write_bootstrap, write_dimension_selection
 from ._options import BadInput
 from ._report import chosen_params, collected_warnings, describe_choice, \
     has_outliers, make_estimator, open_output, parse_lam, progress, versions, warning_lines, write_json, write_results

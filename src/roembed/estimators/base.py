@@ -73,8 +73,9 @@ def random_embedding(n_objects: int, n_components: int, random_state, scale: flo
     return scale * as_random_state(random_state).standard_normal((n_objects, n_components))
 
 
-def _is_table(value) -> bool:
-    return hasattr(value, "columns") and hasattr(value, "index") and hasattr(value, "select_dtypes")  # pandas
+def is_table(value) -> bool:
+    """Whether ``value`` is a pandas table (duck-typed: pandas is imported only where one is read)."""
+    return hasattr(value, "columns") and hasattr(value, "index") and hasattr(value, "select_dtypes")
 
 
 def check_init(init, names: tuple) -> None:
@@ -85,7 +86,7 @@ def check_init(init, names: tuple) -> None:
         if init not in names:
             raise ValueError(f"{expected}, got {init!r}")
         return
-    if _is_table(init):
+    if is_table(init):
         return
     try:
         ndim = np.asarray(init, dtype=np.float64).ndim
@@ -106,7 +107,7 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
     plus the seeded Gaussian start (:func:`random_embedding`, ``scale``), and rows of objects these comparisons
     no longer have are left out.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
     ended, and a new object is then unknown to it.  An array has no names, so its shape must be (n, p)."""
-    if not _is_table(init):
+    if not is_table(init):
         X = np.asarray(init, dtype=np.float64)
         if X.shape != (n_objects, n_components):
             hint = (": give a table of coordinates indexed by object name (the fit's transform() after "
@@ -355,5 +356,5 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         return tags
 
 
-__all__ = ["OrdinalEmbedding", "check_init", "check_param", "edge_objective", "given_start", "table_rows",
-           "random_embedding", "PairDistances"]
+__all__ = ["OrdinalEmbedding", "check_init", "check_param", "edge_objective", "given_start", "is_table",
+           "table_rows", "random_embedding", "PairDistances"]
