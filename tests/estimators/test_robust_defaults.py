@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.spatial import procrustes
 from scipy.stats import spearmanr
 
 from roembed._random import draw_seed
@@ -504,8 +505,9 @@ def test_a_start_given_as_a_table_is_matched_by_name_and_new_objects_start_at_it
     embedding_csv = previous.reset_index().assign(object=range(20), n_responses=1)[
         ["object", "name", "n_responses", "x1", "x2"]]
     start = given_start(previous, 21, 2, names, 0, 1e-2)
-    np.testing.assert_array_equal(start[:20], previous.to_numpy())  # by name: item 00 to 19
-    assert np.abs(start[20] - previous.to_numpy().mean(axis=0)).max() < 0.1  # the new one at the centre
+    shape = previous.to_numpy() - previous.to_numpy().mean(axis=0)  # by name: item 00 to 19, as a shape
+    np.testing.assert_allclose(start[:20], shape * (1e-2 / np.sqrt(np.mean(shape ** 2))), rtol=1e-12)
+    assert np.abs(start[20]).max() < 4e-3  # the new one near the centre (a tenth of the start's size)
     np.testing.assert_array_equal(given_start(embedding_csv, 21, 2, names, 0, 1e-2), start)
     shuffled = previous.sample(frac=1.0, random_state=0)  # rows in any order
     np.testing.assert_allclose(given_start(shuffled, 21, 2, names, 0, 1e-2), start, rtol=0, atol=1e-12)
@@ -513,6 +515,20 @@ def test_a_start_given_as_a_table_is_matched_by_name_and_new_objects_start_at_it
     cold = RobustOrdinalEmbedding(2, random_state=0).fit(second)
     assert warm.chosen_params_["n_init"] == 1 and warm.embedding_.shape == (21, 2)
     assert warm.score(second) >= cold.score(second) - 0.005  # as good a map from the last one's start
+
+
+def test_a_start_is_a_shape_whatever_its_units_and_a_fit_started_from_its_own_map_stays_there():
+    """A finished map is larger than a start (this one spans about 40 units): started at that size, the plain
+    stage had no margin left to work with and ended at another map (held-out error 0.125 against the fit's
+    0.069).  The start is taken as a shape, so its units, offset and size do not matter."""
+    data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=3000, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=4037)
+    fitted = RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+    again = RobustOrdinalEmbedding(2, init=fitted.embedding_, random_state=0).fit(data.train)
+    assert procrustes(fitted.embedding_, again.embedding_)[2] < 0.01
+    assert abs(again.score(data.test) - fitted.score(data.test)) < 0.005
+    moved = RobustOrdinalEmbedding(2, init=1e3 * fitted.embedding_ + 5.0, random_state=0).fit(data.train)
+    np.testing.assert_allclose(moved.embedding_, again.embedding_, rtol=0, atol=1e-3 * np.abs(again.embedding_).max())
 
 
 @pytest.mark.parametrize("init, match", [

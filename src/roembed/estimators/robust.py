@@ -153,7 +153,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         (docs/default.md, "The plain start").  A start of one's own (one start, no restarts): an array in
         object order, or a pandas table matched to the objects by name or number -- an earlier fit's
         ``transform()`` after ``set_output(transform="pandas")`` or its ``embedding.csv`` -- where objects
-        the table lacks start at its centre (:func:`~roembed.estimators.base.given_start`).
+        the table lacks start near its centre; either is taken as a shape, centred and scaled to ``init_scale``
+        (:func:`~roembed.estimators.base.given_start`).
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (:func:`~roembed.estimators.robust_fit.stage_refine`); None skips
         it; ``"auto"`` continues the best fit of each candidate weighting (with ``weighting="auto"``:
