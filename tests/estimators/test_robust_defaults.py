@@ -11,7 +11,7 @@ from scipy.stats import spearmanr
 from roembed._random import draw_seed
 from roembed import Comparisons, RobustOrdinalEmbedding
 from roembed.estimators import robust, robust_fit
-from roembed.estimators.base import given_start
+from roembed.estimators.base import given_start, spans_fewer_dimensions
 from roembed.estimators.robust import refine_candidate
 from roembed.estimators.robust_fit import (STAGES, RobustProblem, fit_robust, stage_refine)
 from roembed.experiments.synthetic import make_synthetic
@@ -529,6 +529,21 @@ def test_a_start_is_a_shape_whatever_its_units_and_a_fit_started_from_its_own_ma
     assert abs(again.score(data.test) - fitted.score(data.test)) < 0.005
     moved = RobustOrdinalEmbedding(2, init=1e3 * fitted.embedding_ + 5.0, random_state=0).fit(data.train)
     np.testing.assert_allclose(moved.embedding_, again.embedding_, rtol=0, atol=1e-3 * np.abs(again.embedding_).max())
+
+
+@pytest.mark.parametrize("kind", ["one point", "a line in the plane"])
+def test_a_fit_leaves_a_start_that_spans_fewer_dimensions_than_the_map(kind):
+    """The loss's gradient has no part across a start's span: every object at one point stayed there (held-out
+    error 1.0, the map all zeros) and a line stayed a line (0.30 against 0.13), both without a word."""
+    data = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=3000, votes=(1, 1), rate=0.2,
+                          model="vote", random_state=4001)
+    init = np.full((30, 2), 3.0) if kind == "one point" else np.c_[np.arange(30.0), np.zeros(30)]
+    assert spans_fewer_dimensions(init) and not spans_fewer_dimensions(data.X_true)
+    fitted = RobustOrdinalEmbedding(2, init=init, random_state=0).fit(data.train)
+    cold = RobustOrdinalEmbedding(2, random_state=0).fit(data.train)
+    assert np.linalg.svd(fitted.embedding_, compute_uv=False)[-1] > 0.1 * np.linalg.svd(cold.embedding_,
+                                                                                         compute_uv=False)[-1]
+    assert fitted.score(data.test) >= cold.score(data.test) - 0.01
 
 
 @pytest.mark.parametrize("init, match", [

@@ -113,7 +113,8 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
     map erred 0.125 on held-out triplets against 0.069; docs/default.md, "A start of one's own").
     A table is matched row by row: objects it lacks (new since that fit) start near its centre (the seeded
     Gaussian start :func:`random_embedding` at a tenth of ``scale``), and rows of objects these comparisons no
-    longer have are left out.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
+    longer have are left out.  A start that spans fewer dimensions than the map (:func:`spans_fewer_dimensions`)
+    gets that Gaussian added to every object, so that the fit can leave its span.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
     ended, and a new object is then unknown to it.  An array has no names, so its shape must be (n, p)."""
     if not is_table(init):
         X = np.asarray(init, dtype=np.float64)
@@ -125,10 +126,13 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
         if not np.isfinite(X).all():
             raise ValueError(f"init row {int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])}: a coordinate that "
                              "is not a finite number")
-        return as_start_shape(X, scale)
-    objects, given = table_rows(init, n_objects, n_components, object_names)
-    X = random_embedding(n_objects, n_components, random_state, NEW_OBJECT_SPREAD * scale)
-    X[objects] = as_start_shape(given, scale)
+        X = as_start_shape(X, scale)
+    else:
+        objects, given = table_rows(init, n_objects, n_components, object_names)
+        X = random_embedding(n_objects, n_components, random_state, NEW_OBJECT_SPREAD * scale)
+        X[objects] = as_start_shape(given, scale)
+    if spans_fewer_dimensions(X):
+        X += random_embedding(n_objects, n_components, random_state, NEW_OBJECT_SPREAD * scale)
     return X
 
 
@@ -138,6 +142,17 @@ def as_start_shape(X: np.ndarray, scale: float) -> np.ndarray:
     Y = X - X.mean(axis=0)
     rms = float(np.sqrt(np.mean(np.square(Y))))
     return Y * (scale / rms) if rms > 0 else Y
+
+
+def spans_fewer_dimensions(X: np.ndarray) -> bool:
+    """Whether the rows of ``X`` span fewer than its columns' dimensions about their mean (a point, a line in
+    the plane, a map of two dimensions padded with zeros).  Such a start cannot leave its span: the loss's
+    gradient has no part across it, so the fit stays there (measured: every object at one point stayed there,
+    held-out error 1.0; a line in the plane erred 0.30 against 0.13)."""
+    if len(X) < 2:
+        return False
+    singular = np.linalg.svd(X - X.mean(axis=0), compute_uv=False)
+    return bool(len(singular) < X.shape[1] or singular[-1] <= 1e-9 * max(singular[0], np.finfo(float).tiny))
 
 
 def table_rows(table, n_objects: int, n_components: int, object_names, numbers=None) -> tuple[np.ndarray, np.ndarray]:
