@@ -113,9 +113,10 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
     map erred 0.125 on held-out triplets against 0.069; docs/default.md, "A start of one's own").
     A table is matched row by row: objects it lacks (new since that fit) start near its centre (the seeded
     Gaussian start :func:`random_embedding` at a tenth of ``scale``), and rows of objects these comparisons no
-    longer have are left out.  A start that spans fewer dimensions than the map (:func:`spans_fewer_dimensions`)
-    gets that Gaussian added to every object, so that the fit can leave its span.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
-    ended, and a new object is then unknown to it.  An array has no names, so its shape must be (n, p)."""
+    longer have are left out.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map
+    ended, and a new object is then unknown to it.  An array has no names, so its shape must be (n, p).
+    A start that spans fewer dimensions than the map (:func:`spans_fewer_dimensions`) gets that Gaussian added
+    to every object, so that the fit can leave its span."""
     if not is_table(init):
         X = np.asarray(init, dtype=np.float64)
         if X.shape != (n_objects, n_components):
