@@ -10,8 +10,9 @@ comparisons and reads off how much each result moves:
    sets are drawn).  A unit drawn ``c`` times enters with its responses' weights times
    ``c`` (rows are never repeated); units not drawn are the replicate's *out-of-bag* data.
 2. **Refit**, warm-started from the full fit (``init=`` the full embedding, for estimators
-   that accept an initial embedding), so every replicate lands in the basin of the full
-   fit instead of a relabelled copy of it.
+   that accept an initial embedding; the robust fit sizes that shape for its loss,
+   :func:`~roembed.estimators.robust_fit.start_scale`), so every replicate lands in the basin
+   of the full fit instead of a relabelled copy of it.
 3. **Align** every replicate to the full fit by orthogonal Procrustes with translation and
    scaling (:func:`roembed.metrics.procrustes`): an embedding is only defined up to them.
 
@@ -232,7 +233,8 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
 
 
 # -- resumable store ---------------------------------------------------------------------------
-STORE_FORMAT = 2  # 2: a resampled query counts its draws as copies (1: as votes)
+STORE_FORMAT = 3  # 3: replicates start from the full fit's shape sized by the loss (start_scale; 2: its coordinates
+#    as they were); 2: a resampled query counts its draws as copies (1: as votes)
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 

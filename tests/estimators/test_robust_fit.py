@@ -309,3 +309,20 @@ def test_the_outlier_share_is_the_weight_of_the_shifted_edges(refine_setup, monk
     sampled = robust_fit.outlier_share(state.objective, problem.distances, state.X)
     every_kth = problem.loss_weight[::step]
     assert step > 1 and sampled == pytest.approx(every_kth[gamma[::step] > 0].sum() / every_kth.sum(), rel=1e-12)
+
+
+@pytest.mark.parametrize("loss, alpha, expected", [
+    # squared loss (ROE) on the margin d_far - d_near = 3 s^2 at scale s: (1 - 3 s^2)^2 / 2 + alpha 5 s^2
+    ("roe", 0.0, np.sqrt(1 / 3)), ("roe", 0.03, np.sqrt((1 - 5 * 0.03 / 3) / 3)),
+    # SOE's squared hinge on the Euclidean margin 2 s - s = s: (1 - s)^2 + alpha 5 s^2 below s = 1
+    ("soe", 0.01, 1 / (1 + 5 * 0.01)),
+])
+def test_a_given_start_is_sized_where_its_loss_is_least_along_its_ray(loss, alpha, expected):
+    """Objects 0, 1, 2 at 0, 1 and 2 on a line: one edge, 0 nearer 1 than 2 (squared distances 1 and 4)."""
+    from roembed.objective import EdgeObjective, PairDistances
+
+    distances = PairDistances(np.array([[0, 1], [0, 2]]), 3)
+    objective = EdgeObjective(get_loss(loss), np.array([0]), np.array([1]), np.array([1.0]), 2)
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    assert robust_fit.start_scale(objective, distances, X, alpha) == pytest.approx(expected, rel=0.02)
+    assert robust_fit.start_scale(objective, distances, 10 * X, alpha) == pytest.approx(expected / 10, rel=0.02)

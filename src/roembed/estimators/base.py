@@ -107,10 +107,8 @@ def given_start(init, n_objects: int, n_components: int, object_names, random_st
     the index holds them.
 
     The start is taken as a shape: centred and scaled to the random starts' size (``scale`` per coordinate, root
-    mean square).  Why: a map's size is set by the loss's margins, not by its start, and a finished map is
-    larger than a start (a refined one spreads to a few units or more): started there, the plain stage had
-    almost no margin left to work with and could end far from the map it was given (a fit started from its own
-    map erred 0.125 on held-out triplets against 0.069; docs/default.md, "A start of one's own").
+    mean square), whatever its units; the robust fit then sizes it for each loss it fits
+    (:func:`~roembed.estimators.robust_fit.start_scale`; docs/default.md, "A start of one's own").
     A table is matched row by row: objects it lacks (new since that fit) start near its centre (the seeded
     Gaussian start :func:`random_embedding` at a tenth of ``scale``), and rows of objects these comparisons no
     longer have are left out.  Why: refitting as responses accrue (salmon, NEXT) starts where the last map

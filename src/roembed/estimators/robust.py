@@ -153,8 +153,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         (docs/default.md, "The plain start").  A start of one's own (one start, no restarts): an array in
         object order, or a pandas table matched to the objects by name or number -- an earlier fit's
         ``transform()`` after ``set_output(transform="pandas")`` or its ``embedding.csv`` -- where objects
-        the table lacks start near its centre; either is taken as a shape, centred and scaled to ``init_scale``
-        (:func:`~roembed.estimators.base.given_start`).
+        the table lacks start near its centre; either is taken as a shape (:func:`~roembed.estimators.base.given_start`)
+        and sized for each loss fitted (:func:`~roembed.estimators.robust_fit.start_scale`).
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (:func:`~roembed.estimators.robust_fit.stage_refine`); None skips
         it; ``"auto"`` continues the best fit of each candidate weighting (with ``weighting="auto"``:
@@ -322,6 +322,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             refine_alpha=float(refine_alpha), refine_ensemble=tuple(float(m) for m in self.refine_ensemble),
             random_state=self.random_state,
             init_scale=self.default_init_scale if self.init_scale == "auto" else float(self.init_scale),
+            scale_start=self._init_given(),
             solve=dict(solver=self.solver, max_iter=self.max_iter, tol=self._tol(graph), callback=self._progress(),
                        **options))
 
