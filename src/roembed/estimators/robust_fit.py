@@ -316,11 +316,12 @@ def stage_plain(problem: RobustProblem, settings: RobustSettings, state: FitStat
     objective so far (:func:`restarts_settled`).  Against ten full fits the screened maps were as good or
     better (docs/default.md, "Screened at 100 iterations").
     """
-    plain = problem.plain()
     if settings.scale_start:
-        state = dataclasses.replace(state, X=start_scale(plain, problem.distances, state.X, settings.alpha) * state.X)
+        scale = start_scale(problem.plain(), problem.distances, state.X, settings.alpha)
+        state = dataclasses.replace(state, X=scale * state.X)
     if not (settings.plain_start or is_auto(settings.lam)):
         return state
+    plain = problem.plain()
     starts = [state.X, *restart_starts(*state.X.shape, settings.random_state, settings.n_init, settings.init_scale)]
     screen = dict(settings.solve, max_iter=min(RESTART_SCREEN, settings.solve.get("max_iter", RESTART_SCREEN))) \
         if len(starts) > 1 else settings.solve
@@ -476,9 +477,9 @@ def start_scale(objective: EdgeObjective, distances: PairDistances, X: np.ndarra
     random starts' size: its shape is the user's, its size the loss's.  A map at its own size can be the wrong
     size for the stage it starts: a refined SOE map spans tens of units, where SOE's margin of 1 leaves the
     plain stage only the violated comparisons to work with (a fit started from its own map erred 0.125 on
-    held-out triplets against 0.069), while a t-STE map wants its hundreds (started small, bootstrap replicates
-    of the music map drifted: dispersion 0.33 against 0.28).  Sized so, both stay (docs/default.md, "A start of
-    one's own")."""
+    held-out triplets against 0.069), while a t-STE map wants its tens to hundreds (started small, bootstrap
+    replicates of the music map drifted: dispersion 0.33 against 0.28).  Sized so, both stay (docs/default.md,
+    "A start of one's own")."""
     step = -(-len(objective) // REFINE_SCALE_EDGES)
     objects = objective.objects_of(distances)[::step]
     X = np.asarray(X, dtype=np.float64)
