@@ -778,6 +778,20 @@ def test_init_that_does_not_fit_the_run_is_refused_in_one_line(files, extra, fra
     assert not (folder / "again").exists()
 
 
+def test_init_of_an_earlier_runs_output_folder_reads_its_embedding(files):
+    """``--init first`` (the folder ``--out`` wrote, as a shell completes it) used to stop with "is a folder, not a
+    file (several files are read as one: roembed fit first/*.csv ...)", advice about the comparisons' files."""
+    folder, csv, _, _ = files
+    assert run(csv, "--out", folder / "first", "--quiet").exit_code == 0
+    result = run(csv, "--init", folder / "first", "--out", folder / "second")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert f"starting from {folder / 'first' / 'embedding.csv'} (25 of 25 objects)" in result.stdout
+    (folder / "empty").mkdir()
+    one_line_error(run(csv, "--init", folder / "empty", "--out", folder / "x"),
+                   f"--init {folder / 'empty'}: a folder without embedding.csv")
+    assert not (folder / "x").exists()
+
+
 def test_init_of_a_file_that_is_no_embedding_is_refused(files):
     folder, csv, _, _ = files
     one_line_error(run(csv, "--init", csv, "--out", folder / "x"), f"--init {csv}", "coordinate column")

@@ -100,6 +100,17 @@ def check_input_file(path: Path | None) -> None:
         raise BadInput(missing_file(path))
 
 
+def init_path(path: Path | None) -> Path | None:
+    """``--init``: an earlier run's ``embedding.csv``, or its output folder (read from ``embedding.csv`` inside)."""
+    if path is None or not path.is_dir():
+        check_input_file(path)
+        return path
+    if not (path / "embedding.csv").is_file():
+        raise BadInput(f"--init {path}: a folder without embedding.csv; give an earlier run's output folder or its "
+                       "embedding.csv")
+    return path / "embedding.csv"
+
+
 def input_paths(comparisons: tuple[Path, ...], names, labels, test_file) -> tuple:
     """``roembed fit``'s input paths, ``-`` read as standard input, each checked before the library loads (a
     misspelt name is answered in a fraction of a second, not after the imports)."""

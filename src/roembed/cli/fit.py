@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._options import METHODS, DimensionType, JobsType, MethodChoice, check_input_file, input_paths
+from ._options import METHODS, DimensionType, JobsType, MethodChoice, init_path, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -57,9 +57,9 @@ from ._options import METHODS, DimensionType, JobsType, MethodChoice, check_inpu
                    "(instead of --holdout). A comparison of an object that no training comparison shows is an "
                    "error (--skip-invalid drops and reports it).")
 @click.option("--init", "init_file", type=click.Path(path_type=Path), default=None,
-              help="An earlier run's embedding.csv to start from (one start): objects matched by name, or by "
-                   "number where the file has no names; objects it lacks start at its centre. For refitting as "
-                   "responses accrue; robust methods, a fixed --dim.")
+              help="An earlier run's embedding.csv (or its output folder) to start from (one start): objects "
+                   "matched by name, or by number where the file has no names; objects it lacks start at its "
+                   "centre. For refitting as responses accrue; robust methods, a fixed --dim.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None,
               help="Iteration limit of each solve (default: the method's own, 3000 for robust, 1000 for roe, "
                    "2000 for the others).")
@@ -115,7 +115,7 @@ def fit(**options):
     """
     inputs = ("comparisons", "names", "labels", "test_file")
     options.update(zip(inputs, input_paths(*(options[key] for key in inputs))))
-    check_input_file(options["init_file"])
+    options["init_file"] = init_path(options["init_file"])
     from ._fit import run  # the library loads here
 
     run(**options)
