@@ -368,7 +368,8 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
                       + (f", {new:,} new at its centre)" if new else ")"))
         if 2 * placed < data.n_objects:  # matched by number, a map of other objects fits as well as one of these
             notes.append(f"warning: --init {init_file}: places only {placed:,} of the {data.n_objects:,} objects; "
-                         "is it a map of these objects? (the fit runs from it all the same)")
+                         "is it a map of these objects? (the fit starts from it all the same, in one or two dimensions "
+                         "as the first of the default's restarts)")
     if test_file is not None:
         test, more = read_input([test_file], names, skip_invalid, encoding, columns, odd_position_base, index_base)
         test, dropped = _numbered_like(test, data, object_ids, test_file, comparisons, skip_invalid)

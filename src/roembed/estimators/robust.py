@@ -50,7 +50,7 @@ from ..model_selection import GroupedKFold, holdout_mask
 from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
-from .base import check_init, check_param, given_start
+from .base import check_init, check_param, given_start, is_table, table_rows
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
@@ -89,6 +89,7 @@ DEFAULT_TOL = 1e-9  # tol="auto" elsewhere
 DEFAULT_REFINE_ALPHA = 1e-4  # refine_alpha="auto" with an explicit refine
 AUTO_ALPHA = {"squared_hinge": 3e-6, "tstudent": 1e-9}  # per loss; others: RobustOrdinalEmbedding.default_alpha
 RESTART_AGREE = 5  # n_init="auto": the restarts stop once this many converged starts agree (restarts_settled)
+PLACED_ALONE = 0.5  # n_init="auto": a given start placing at least this share of the objects runs alone
 SAME_WEIGHTING = 1e-3  # weightings closer than this in total variation are one candidate
 MIN_TUNING_QUERIES = 50  # fewer queries: no validation split, the first candidate of each list
 CONTINUE_EDGES = 1 << 16  # from this many edges on, the final fit continues the chosen candidate (continue_fit)
@@ -177,8 +178,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         weighting); the lowest objective is kept and starts the final fit.  The tuning runs the same starts on its
         training part, whose best starts its candidates (:meth:`_choose`: a start fitted to the held-out queries had
         favoured SOE on them).  ``"auto"``: up to 20 at p = 1, up to 10 at p = 2 as cblearn's SOE, else 1, and 1
-        where the data cannot pin the map down (:meth:`_loose`) or where ``init`` is an array -- a start given is
-        the start used, as in scikit-learn's MDS; stopping once ``RESTART_AGREE`` = 5 converged starts agree on the
+        where the data cannot pin the map down (:meth:`_loose`) or where ``init`` is given -- a start given is
+        the start used, as in scikit-learn's MDS, unless it places under ``PLACED_ALONE`` = half of the objects
+        (a table of another map's, or of few of these objects), which then is the first of the restarts; stopping once ``RESTART_AGREE`` = 5 converged starts agree on the
         lowest objective (:func:`restarts_settled`; an explicit number always runs every start); screened, see
         :func:`stage_plain` (docs/default.md, "Restarts in low dimensions").  At p = 1 the first start is not
         random but the line through the plain fit's restarts in two dimensions (:func:`lifted_start`): where the
@@ -296,7 +298,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _n_init(self, graph: ComparisonGraph) -> int:
         if not is_auto(self.n_init):
             return int(self.n_init)
-        if self._init_given():
+        if self._init_given() and self._placed_share(graph) >= PLACED_ALONE:
             return 1
         return LOOSE_CHOICE["n_init"] if self._loose(graph) else AUTO_RESTARTS.get(self.n_components, 1)
 
@@ -329,6 +331,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     def _init_given(self) -> bool:
         """Whether ``init`` is a start of the user's (an array or a table) rather than "plain" or "random"."""
         return not isinstance(self.init, str)
+
+    def _placed_share(self, graph: ComparisonGraph) -> float:
+        """The share of the objects a given start places (an array: all; a table: the rows it matches)."""
+        if not is_table(self.init):
+            return 1.0
+        objects, _ = table_rows(self.init, graph.n_objects, self.n_components, graph.comparisons.object_names)
+        return len(objects) / graph.n_objects
 
     def _start(self, graph: ComparisonGraph) -> np.ndarray:
         if self._init_given():
