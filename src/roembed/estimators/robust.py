@@ -181,8 +181,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         where the data cannot pin the map down (:meth:`_loose`) or where ``init`` is given -- a start given is
         the start used, as in scikit-learn's MDS, unless it places under ``PLACED_ALONE`` = half of the objects
         (a table of another map's, or of few of these objects), which then is the first of the restarts;
-        stopping once ``RESTART_AGREE`` = 5 converged starts agree on the lowest objective (:func:`restarts_settled`; an explicit number always runs every start); screened, see
-        :func:`stage_plain` (docs/default.md, "Restarts in low dimensions").  At p = 1 the first start is not
+        stopping once ``RESTART_AGREE`` = 5 converged starts agree on the lowest objective
+        (:func:`restarts_settled`; an explicit number always runs every start); screened, see :func:`stage_plain`
+        (docs/default.md, "Restarts in low dimensions").  At p = 1 the first start is not
         random but the line through the plain fit's restarts in two dimensions (:func:`lifted_start`): where the
         queries are few every random start can end in a wrong order.  When the tuning chooses another loss
         (t-STE), the final fit restarts that loss from the best start and the same random ones and keeps its
