@@ -81,7 +81,7 @@ AUTO_RESTARTS = {1: 20, 2: 10}  # the estimator's n_init="auto" by n_components 
 RESTART_SCREEN = 100  # iterations of each start before the lowest objective goes on (see stage_plain)
 SAME_OBJECTIVE = 1e-4  # restarts' objectives closer than this (or 1%) reached the same minimum (restart_agreement)
 FLAG_KNEE_EDGES = 1 << 16  # the flags' knee (stage_shifts) reads the margins of at most this many edges
-REFINE_SCALE_EDGES = 1 << 16  # refinement_scale reads the margins of at most this many edges (every k-th beyond)
+REFINE_SCALE_EDGES = 1 << 16  # refinement_scale and start_scale read at most this many edges (every k-th beyond)
 MAX_BASINS = 3  # the final fit runs from this many distinct restart minima at most (lowest_final)
 BASIN_DISPARITY = 0.02  # screened restart maps further apart than this are distinct minima (distinct_basins)
 BASIN_MARGIN = 0.005  # ... and another minimum's final fit must end this much lower (relative) to be kept
