@@ -57,9 +57,10 @@ from ._options import METHODS, DimensionType, JobsType, MethodChoice, init_path,
                    "(instead of --holdout). A comparison of an object that no training comparison shows is an "
                    "error (--skip-invalid drops and reports it).")
 @click.option("--init", "init_file", type=click.Path(path_type=Path), default=None,
-              help="An earlier run's embedding.csv (or its output folder) to start from (one start): objects "
-                   "matched by name, or by number where the file has no names; objects it lacks start at its "
-                   "centre. For refitting as responses accrue; robust methods, a fixed --dim.")
+              help="An earlier run's embedding.csv (or its output folder) to start from (the only start, unless "
+                   "it places under half of the objects): objects matched by name, or by number where the file "
+                   "has no names; objects it lacks start at its centre. For refitting as responses accrue; robust "
+                   "methods, a fixed --dim.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=None,
               help="Iteration limit of each solve (default: the method's own, 3000 for robust, 1000 for roe, "
                    "2000 for the others).")

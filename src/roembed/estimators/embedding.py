@@ -139,9 +139,12 @@ class LossEmbedding(OrdinalEmbedding):
             model.n_objects_ = self.n_objects_
         return self.graph_, model._objective(self.graph_), model._alpha()
 
+    def _init_scale(self) -> float:
+        """``init_scale`` resolved: the standard deviation of the seeded Gaussian start."""
+        return self.default_init_scale if self.init_scale == "auto" else float(self.init_scale)
+
     def _initial_embedding(self, graph: ComparisonGraph) -> np.ndarray:
-        scale = self.default_init_scale if self.init_scale == "auto" else self.init_scale
-        return random_embedding(graph.n_objects, self.n_components, self.random_state, scale)
+        return random_embedding(graph.n_objects, self.n_components, self.random_state, self._init_scale())
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:
         objective = self._objective(graph)

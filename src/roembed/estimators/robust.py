@@ -151,11 +151,12 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
     init : "plain", "random", an (n, p) array or a table of coordinates
         "plain" starts from a fit of the loss without outliers (always done for ``lam="auto"``, whose
         margins it needs); at p = 2 random starts fell into local minima that the plain start avoided
-        (docs/default.md, "The plain start").  A start of one's own (one start, no restarts): an array in
-        object order, or a pandas table matched to the objects by name or number -- an earlier fit's
-        ``transform()`` after ``set_output(transform="pandas")`` or its ``embedding.csv`` -- where objects
-        the table lacks start near its centre; either is taken as a shape (:func:`~roembed.estimators.base.given_start`)
-        and sized for each loss fitted (:func:`~roembed.estimators.robust_fit.start_scale`).
+        (docs/default.md, "The plain start").  A start of one's own (its only start, unless it places under half
+        of the objects: see ``n_init``): an array in object order, or a pandas table matched to the objects by
+        name or number -- an earlier fit's ``transform()`` after ``set_output(transform="pandas")`` or its
+        ``embedding.csv`` -- where objects the table lacks start near its centre; either is taken as a shape
+        (:func:`~roembed.estimators.base.given_start`) and sized for each loss fitted
+        (:func:`~roembed.estimators.robust_fit.start_scale`).
     refine : "auto", None or float > 0
         Slope of the sigmoid refinement stage (:func:`~roembed.estimators.robust_fit.stage_refine`); None skips
         it; ``"auto"`` continues the best fit of each candidate weighting (with ``weighting="auto"``:
@@ -324,7 +325,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             refine=None if refine is None else float(refine),
             refine_alpha=float(refine_alpha), refine_ensemble=tuple(float(m) for m in self.refine_ensemble),
             random_state=self.random_state,
-            init_scale=self.default_init_scale if self.init_scale == "auto" else float(self.init_scale),
+            init_scale=self._init_scale(),
             scale_start=self._init_given(),
             solve=dict(solver=self.solver, max_iter=self.max_iter, tol=self._tol(graph), callback=self._progress(),
                        **options))
@@ -342,9 +343,8 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
 
     def _start(self, graph: ComparisonGraph) -> np.ndarray:
         if self._init_given():
-            scale = self.default_init_scale if self.init_scale == "auto" else float(self.init_scale)
             return given_start(self.init, graph.n_objects, self.n_components, graph.comparisons.object_names,
-                               self.random_state, scale)
+                               self.random_state, self._init_scale())
         return self._initial_embedding(graph)
 
     # -- fitting -----------------------------------------------------------------
