@@ -204,6 +204,18 @@ def test_one_row_is_a_one_row_subset_and_iteration_walks_the_rows():
         c[3]
 
 
+def test_as_an_array_comparisons_are_their_quadruplets_copied():
+    c = Comparisons([[0, 1, 0, 2], [3, 2, 1, 0]], annotator=["b", "a"])
+    a = np.asarray(c)  # was numpy's "setting an array element with a sequence" (it walked the rows)
+    assert a.tolist() == [[0, 1, 0, 2], [3, 2, 1, 0]] and a.shape == c.shape and a.dtype == np.int64
+    a[0, 0] = 5  # a copy: the comparisons' own rows are read-only and unchanged
+    assert c.quadruplets[0, 0] == 0
+    assert np.asarray(c, dtype=np.float32).dtype == np.float32
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        with pytest.raises(ValueError, match="without a copy"):
+            np.asarray(c, copy=False)
+
+
 def test_edge_table_lists_each_edges_distinct_annotators_numbers_by_value():
     # edge (0,1,0,2) has annotators 10, 9, 10: listed once each, 9 before 10 (as text "10" came first)
     c = Comparisons([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2, 0]], annotator=[10, 9, 10, 7],

@@ -309,6 +309,13 @@ class Comparisons:
     def __len__(self) -> int:
         return len(self._quads)
 
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """``np.asarray(comparisons)``: the ``(m, 4)`` quadruplets (as :attr:`shape` says), a copy.  Only the
+        object indices: weights, annotators and names stay with the :class:`Comparisons`."""
+        if copy is False:
+            raise ValueError("Comparisons cannot be viewed as an array without a copy")
+        return np.array(self._quads, dtype=dtype)
+
     @cached_property
     def is_triplet(self) -> bool:
         """True when every row is a triplet (``l == i``)."""

@@ -112,7 +112,10 @@ def make_synthetic(
     X = rng.standard_normal((n_objects, dim)) / np.sqrt(20.0)
     queries = all_triplet_queries(n_objects)
     if n_train + n_validation >= len(queries):
-        raise ValueError(f"only {len(queries)} triplet queries for n_objects={n_objects}")
+        raise ValueError(
+            f"only {len(queries)} triplet queries for n_objects={n_objects}, and n_train + n_validation = "
+            f"{n_train + n_validation} must leave some for the test set: lower n_train or n_validation"
+        )
     order = rng.permutation(len(queries))
     train = label_triplets(X, queries[order[:n_train]])
     val = label_triplets(X, queries[order[n_train:n_train + n_validation]])
