@@ -92,7 +92,7 @@ def test_bad_arguments():
         make_synthetic(**SMALL, model="nope")
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         make_synthetic(**SMALL, rate=1.5)
-    with pytest.raises(ValueError, match=r"only 30 triplet queries .* n_train + n_validation = 40 .* lower n_train"):
+    with pytest.raises(ValueError, match=r"only 30 triplet queries .* n_train \+ n_validation = 40 .* lower n_train"):
         make_synthetic(n_objects=5, n_train=20, n_validation=20)
 
 
