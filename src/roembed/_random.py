@@ -19,6 +19,8 @@ def check_random_state_type(random_state, name: str = "random_state") -> None:
     if random_state is None or isinstance(random_state, (np.random.RandomState, np.random.Generator)):
         return
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        if not 0 <= random_state < 2**32:  # NumPy's RandomState takes these seeds
+            raise ValueError(f"{name} must be an integer seed from 0 to 2**32 - 1, got {random_state!r}")
         return
     raise ValueError(f"{name} must be {ACCEPTED}, got {random_state!r}")
 

@@ -1,4 +1,6 @@
 """GNMDS, CKL, STE, TSTE, SOE: recovery, weights, determinism, both solvers, parameter checks."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -89,6 +91,14 @@ def test_alpha_auto_is_the_estimator_default_and_ridge_shrinks(data):
     (dict(max_iter=0), "max_iter"),
     (dict(tol=-1.0), "tol"),
     (dict(init_scale=0.0), "init_scale"),
+    # non-finite numbers passed the range checks (nan compares False): init_scale nan gave a NaN map, no error
+    (dict(init_scale=float("nan")), "init_scale must be a finite number"),
+    (dict(init_scale=float("inf")), "init_scale must be a finite number"),
+    (dict(alpha=float("nan")), "alpha must be a finite number"),
+    (dict(init_scale=1e300), r"init_scale=1e\+300 is too large: the start's squared distances overflow"),
+    (dict(solver=["lbfgs"]), "solver must be one of"),  # was "unhashable type: 'list'"
+    (dict(random_state=-1), r"random_state must be an integer seed from 0 to 2\*\*32 - 1, got -1"),
+    (dict(random_state=2**32), "random_state must be an integer seed"),
     (dict(n_components=0), "n_components"),
     # was ZeroDivisionError ("integer modulo by zero") in the progress callback
     (dict(verbose=0.5), "verbose must be an integer"), (dict(verbose=-1), "verbose must be >= 0"),
@@ -98,6 +108,28 @@ def test_alpha_auto_is_the_estimator_default_and_ridge_shrinks(data):
 def test_bad_parameters_raise(params, match):
     with pytest.raises(ValueError, match=match):
         SOE(**params).fit([[0, 1, 2], [1, 2, 0]])
+
+
+@pytest.mark.parametrize("estimator", [SOE, STE, TSTE, CKL, GNMDS])
+def test_a_start_far_from_the_losss_scale_that_leaves_the_map_at_its_start_warns(estimator):
+    """STE, t-STE, CKL and GNMDS from a start of 1e-4 (by the saddle at the origin), and every loss from a start
+    of 1e6, stopped after one iteration at a map that orders the triplets at random, with no word."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((15, 2))
+    rows = [rng.choice(15, 3, replace=False) for _ in range(300)]
+    triplets = [(i, j, k) if np.linalg.norm(X[i] - X[j]) < np.linalg.norm(X[i] - X[k]) else (i, k, j)
+                for i, j, k in rows]
+    for scale, stalls in [(1e-4, estimator is not SOE), (1e6, True), (1e-2, False), (1e4, False)]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted = estimator(2, init_scale=scale, random_state=0).fit(triplets)
+        said = [w for w in caught if "stopped next to its start" in str(w.message)]
+        assert len(said) == stalls, (scale, [str(w.message) for w in caught])
+        if stalls:
+            assert issubclass(said[0].category, ConvergenceWarning) and "init_scale='auto' (0.1)" in str(said[0].message)
+            assert fitted.score(triplets) < 0.6  # it said so because the map orders them at random
+        else:
+            assert fitted.score(triplets) > 0.9
 
 
 def test_bad_loss_parameters_raise():

@@ -192,6 +192,11 @@ def test_cv_with_folds_and_losses(planted):
     (dict(nonneg="yes"), "nonneg"), (dict(solver="sgd"), "solver"), (dict(alpha=-1.0), "alpha"),
     (dict(max_iter=0), "max_iter"), (dict(n_components=0), "n_components"), (dict(tol=-1e-6), "tol"),
     (dict(tol="fast"), "tol"),
+    (dict(alpha=float("nan")), "alpha must be a finite number"),  # was IndexError in the restarts
+    (dict(init_scale=float("inf")), "init_scale must be a finite number"),
+    (dict(init_scale=1e300), r"not finite from any start: .* 1e\+300 \(init_scale\) far too large"),
+    (dict(solver=["lbfgs"]), "solver must be one of"), (dict(random_state=-1), "random_state must be an integer"),
+    (dict(validation_fraction=float("nan")), "validation_fraction must be a finite number"),
 ])
 def test_bad_parameters(planted, params, match):
     with pytest.raises(ValueError, match=match):
@@ -206,6 +211,17 @@ def test_cv_candidates_must_be_lists(planted, params):
     (name, value), = params.items()
     with pytest.raises(ValueError, match=rf"{name} must be a list of candidates \(e.g. \[{re.escape(repr(value))}\]\)"):
         RobustOrdinalEmbeddingCV(2, **params).fit(planted.train[:100])
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(cv=1), "cv must be >= 2, got 1"), (dict(cv=True), "cv must be an integer"),  # were "n_splits must be ..."
+    (dict(n_jobs=float("inf")), "n_jobs must be an integer"),  # was OverflowError
+    (dict(n_jobs=0), "n_jobs must be 1 or more"),
+    (dict(validation=[1, 2]), r"validation: expected rows of 3 \(triplets\) or 4"),
+])
+def test_cv_bad_search_parameters_are_refused_by_name_before_any_fit(planted, params, match):
+    with pytest.raises(ValueError, match=match):
+        RobustOrdinalEmbeddingCV(2, lams=[1.0], **params).fit(planted.train[:100])
 
 
 def test_verbose_true_prints_every_iteration(planted, capsys):

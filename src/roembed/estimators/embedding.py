@@ -43,6 +43,11 @@ from ..solvers import SOLVERS, solve
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
 
+STALLED = 1e-3
+"""A fit whose objective fell by less than this share of its start's value stayed at its start
+(:meth:`LossEmbedding._warn_if_stalled`); from a random start at a loss's own scale it falls by tens of percent."""
+
+
 class LossEmbedding(OrdinalEmbedding):
     """Base for estimators defined by a loss; not used directly.
 
@@ -59,7 +64,9 @@ class LossEmbedding(OrdinalEmbedding):
     tol : float
         Relative decrease of the objective below which the solver stops.
     init_scale : float or "auto"
-        Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).
+        Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).  A start far from
+        the loss's scale can leave the solver where it began (STE, t-STE, CKL and GNMDS from 1e-4, every loss
+        from 1e6): the fit then warns (``ConvergenceWarning``, "stopped next to its start").
     random_state : int, RandomState, Generator or None
         Seeds every random choice of a fit: the same seed gives the same result on the same machine with the
         same number of threads (another count splits the sums over edges otherwise; the last digits move).
@@ -95,7 +102,7 @@ class LossEmbedding(OrdinalEmbedding):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if self.solver not in SOLVERS:
+        if not isinstance(self.solver, str) or self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {self.solver!r}")
         if self.alpha != "auto":
             check_param("alpha", self.alpha, low=0)
@@ -149,8 +156,34 @@ class LossEmbedding(OrdinalEmbedding):
     def _fit_graph(self, graph: ComparisonGraph) -> None:
         objective = self._objective(graph)
         distances = PairDistances(graph.pairs, graph.n_objects)
-        result = self._solve(objective, distances, self._initial_embedding(graph))
+        X0 = self._initial_embedding(graph)
+        start = self._start_objective(objective, distances, X0) if self.init_scale != "auto" else None
+        result = self._solve(objective, distances, X0)
         self._store_result(result)
+        if start is not None:
+            self._warn_if_stalled(start, result)
+
+    def _start_objective(self, objective, distances, X0) -> float:
+        """The objective (with the ridge) at a start of the user's ``init_scale``; refused where it is not finite."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = objective.embedding_value_and_grad(X0, distances)[0] + self._alpha() * float(np.vdot(X0, X0))
+        if not np.isfinite(value):
+            raise ValueError(f"init_scale={self.init_scale!r} is too large: the start's squared distances overflow "
+                             f"(use init_scale='auto', {self.default_init_scale:g})")
+        return float(value)
+
+    def _warn_if_stalled(self, start: float, result) -> None:
+        """Warns when the solve left a start of the user's ``init_scale`` almost where it was: its objective fell
+        by under ``STALLED`` of its value ``start``.  Far below a loss's scale the start sits by the saddle at the
+        origin; far above it, no step of the solver's size moves the margins.  In both the solver stops after an
+        iteration at a map that orders the comparisons at random (STE, t-STE, CKL and GNMDS from a start of
+        1e-4: training error 0.48 on 300 triplets that a start of 1e-3 to 1e5 fits)."""
+        if start - result.objective > STALLED * abs(start):
+            return
+        warn(f"{type(self).__name__} stopped next to its start: the objective fell from {start:.6g} to "
+             f"{result.objective:.6g} in {result.n_iter} iteration(s), so the map is about the random start of "
+             f"init_scale={self.init_scale!r}, far from this loss's scale; use init_scale='auto' "
+             f"({self.default_init_scale:g})", ConvergenceWarning)
 
     def _solve(self, objective, distances, X0, alpha=None):
         """:func:`roembed.solvers.solve` with this estimator's solver settings (``alpha``: default ``self._alpha()``)."""

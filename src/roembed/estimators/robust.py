@@ -50,7 +50,7 @@ from ..model_selection import GroupedKFold, holdout_mask
 from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
-from .base import check_init, check_param, given_start, is_table, table_rows
+from .base import check_init, check_n_jobs, check_param, given_start, is_table, table_rows
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
@@ -937,9 +937,13 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         if isinstance(self.n_components, str) and self.n_components == "auto":
             return self._fit_auto_dimension(comparisons)
         candidates = self._candidates()  # checked before any fit
+        check_n_jobs("n_jobs", self.n_jobs)
+        validation = self._validation_comparisons()
+        if validation is None and not (hasattr(self.cv, "split") or np.iterable(self.cv)):
+            check_param("cv", self.cv, low=2, integer=True)
         pinned, default, default_warnings = self._pinned(comparisons)
-        if self.validation is not None:
-            splits = [(comparisons, as_comparisons(self.validation))]
+        if validation is not None:
+            splits = [(comparisons, validation)]
         else:
             cv = GroupedKFold(self.cv, random_state=self.random_state) if isinstance(self.cv, (int, np.integer)) \
                 else check_cv(self.cv)
@@ -965,6 +969,15 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
                 setattr(self, key, value)
         self.pinned_params_ = pinned
         return self
+
+    def _validation_comparisons(self):
+        """``validation`` read as comparisons (None when not given); a bad one is refused naming the parameter."""
+        if self.validation is None:
+            return None
+        try:
+            return as_comparisons(self.validation)
+        except InvalidComparisonsError as exc:
+            raise InvalidComparisonsError(f"validation: {exc}") from None
 
     def _scores(self, candidates, splits, pinned) -> np.ndarray:
         """Validation scores, (candidates, splits), each candidate fitted with the ``pinned`` parameters."""

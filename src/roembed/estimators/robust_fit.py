@@ -331,6 +331,9 @@ def stage_plain(problem: RobustProblem, settings: RobustSettings, state: FitStat
         if settings.restart_agree is not None and restarts_settled(results, settings.restart_agree):
             break
     values = np.array([r.objective for r in results])
+    if not np.isfinite(values).any():
+        raise ValueError(f"the objective is not finite from any start: are the coordinates of size "
+                         f"{settings.init_scale:g} (init_scale) far too large?")
     # the first start within rounding of the lowest: equal minima reached from several starts must not be
     # told apart by the last bits (they differ between processes and BLAS builds)
     best = results[int(np.flatnonzero(values <= values.min() + 1e-9 * max(abs(values.min()), 1e-12))[0])]
