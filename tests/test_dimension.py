@@ -61,7 +61,10 @@ def test_bad_parameters():
         with pytest.raises(ValueError, match=r"dimensions must be a list of positive integers \(e.g. \[1, 2, 3\]\)"):
             select_dimension(SOE(), planted(1), dimensions=dimensions)
     for kwargs, match in ((dict(cv=1), "cv must be >= 2"), (dict(patience=0), "patience must be >= 1"),
-                          (dict(n_jobs=0), "n_jobs must be 1 or more"), (dict(threads_per_fit=0), "threads_per_fit")):
+                          (dict(n_jobs=0), "n_jobs must be 1 or more"), (dict(threads_per_fit=0), "threads_per_fit"),
+                          # were NumPy's "SeedSequence expects int ..." and "expected non-negative integer"
+                          (dict(random_state=1.5), "random_state must be None, an int"),
+                          (dict(random_state=-1), "random_state must be an integer seed")):
         with pytest.raises(ValueError, match=match):
             select_dimension(SOE(), planted(1), dimensions=[1, 2], **kwargs)
     with pytest.raises(ValueError, match="n_components"):

@@ -48,6 +48,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import clone
 
+from ._random import check_random_state_type
 from ._threads import limit_threads
 from ._warn import warn_counted
 from .data import as_comparisons
@@ -149,6 +150,7 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
         check_param("patience", patience, low=1, integer=True)
     check_param("threads_per_fit", threads_per_fit, low=1, integer=True)
     check_n_jobs("n_jobs", n_jobs)
+    check_random_state_type(random_state)  # was NumPy's "SeedSequence expects int ..." from inside the folds
     n_used = len(comparisons.used_objects)
     if dimensions is not None and (isinstance(dimensions, (str, bytes)) or not np.iterable(dimensions)
                                    or not all(isinstance(d, (int, np.integer)) for d in dimensions)):

@@ -255,6 +255,13 @@ def test_odd_one_out_bad_inputs_name_the_answer():
         from_frame(pd.DataFrame([[0, 1, 2]], columns=["a", "b", "c"]).assign(odd=[2]), odd_position_base=1)
     with pytest.raises(ValueError, match="odd_position_base must be 0 or 1"):
         from_frame(frame, odd_position_base=2)
+    # True reads as 1 (the message said "odd_position_base=True"); n_objects that is no count is refused by name
+    # (it was blamed on row 0: "object index out of range (n_objects=1.5)")
+    assert np.array_equal(from_frame(frame, odd_position_base=True).triplets,
+                          from_frame(frame, odd_position_base=1).triplets)
+    for n_objects in (1.5, True, 0, -1, "5"):
+        with pytest.raises(ValueError, match=rf"n_objects must be a positive integer or None, got {n_objects!r}"):
+            from_frame(frame, n_objects=n_objects)
     with pytest.raises(InvalidComparisonsError, match="row 0: the odd one is not among the objects shown"):
         from_odd_one_out([[0, 1, 2]], [5], odd_is="object")
     with pytest.raises(InvalidComparisonsError, match="row 1: weight is negative"):

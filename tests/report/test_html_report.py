@@ -467,6 +467,20 @@ def test_python_call_refuses_what_is_not_a_fit(tmp_path):
         write_report(tmp_path, tmp_path / "x.html")
 
 
+@pytest.mark.parametrize("options, error, match", [
+    (dict(title=3), TypeError, "title must be text, got 3"),  # was "'int' object has no attribute 'replace'"
+    (dict(label_title=["genre"]), TypeError, "label_title must be text"),
+    (dict(bootstrap="out/uncertainty.csv"), TypeError, "bootstrap must be the result of roembed.bootstrap, got str"),
+    (dict(max_comparisons=None), ValueError, "max_comparisons must be a positive integer, got None"),
+    (dict(max_comparisons=0), ValueError, "max_comparisons must be a positive integer"),
+])
+def test_python_call_refuses_bad_options_by_name_and_writes_nothing(fitted, tmp_path, options, error, match):
+    est, _ = fitted
+    with pytest.raises(error, match=match):
+        write_report(est, tmp_path / "x.html", **options)
+    assert not (tmp_path / "x.html").exists()
+
+
 def test_bootstrap_results_are_shown(fitted, run_folder, tmp_path):
     from roembed.uncertainty import bootstrap
 

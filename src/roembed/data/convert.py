@@ -674,7 +674,11 @@ class ComparisonsBuilder:
         for name, base in (("odd_position_base", odd_position_base), ("index_base", index_base)):
             if base not in (0, 1):
                 raise ValueError(f"{name} must be 0 or 1, got {base!r}")
-        self.odd_position_base, self.index_base = odd_position_base, index_base
+        if n_objects is not None and (isinstance(n_objects, (bool, np.bool_))
+                                      or not isinstance(n_objects, (int, np.integer)) or n_objects < 1):
+            # was blamed on the file ("line 2: object index out of range (n_objects=1.5)")
+            raise ValueError(f"n_objects must be a positive integer or None, got {n_objects!r}")
+        self.odd_position_base, self.index_base = int(odd_position_base), int(index_base)  # True reads as 1
         self.ids = _ObjectIds(names)
         if self.ids.given is not None and n_objects is not None and n_objects != len(self.ids.given):
             raise InvalidComparisonsError(f"n_objects={n_objects} but {len(self.ids.given)} object names")

@@ -10,6 +10,7 @@ Python, no server and no network request.  Inputs with more than
 """
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 
 from .._io import atomic_write
@@ -18,6 +19,18 @@ from .data import OUTPUT_FORMAT, ReportData, RunFolderError, comparison_table, f
 
 #: Comparisons kept in a report before summarising (10^6 triplets of 10^4 objects fit in ~15 MB).
 MAX_COMPARISONS = 1_000_000
+
+
+def _check_options(*, title, label_title, bootstrap, max_comparisons) -> None:
+    """The keyword options of :func:`write_report` that are read late, refused by name before any work (a number as
+    ``title`` was "'int' object has no attribute 'replace'")."""
+    for name, value in (("title", title), ("label_title", label_title)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be text, got {value!r}")
+    if bootstrap is not None and not callable(getattr(bootstrap, "flag_frequency", None)):  # a BootstrapResult
+        raise TypeError(f"bootstrap must be the result of roembed.bootstrap, got {type(bootstrap).__name__}")
+    if isinstance(max_comparisons, bool) or not isinstance(max_comparisons, numbers.Integral) or max_comparisons < 1:
+        raise ValueError(f"max_comparisons must be a positive integer, got {max_comparisons!r}")
 
 
 def write_report(source, path, *, labels=None, label_title: str | None = None, thumbnails=None, axes=None,
@@ -57,6 +70,7 @@ def write_report(source, path, *, labels=None, label_title: str | None = None, t
 
     Returns the path written (atomically).
     """
+    _check_options(title=title, label_title=label_title, bootstrap=bootstrap, max_comparisons=max_comparisons)
     data = _data(source, labels=labels, summary=summary, annotators=annotators, object_ids=object_ids,
                  bootstrap=bootstrap)
     if label_title:  # the labels' own title, also over a run folder's (its labels or "unlinked groups")
