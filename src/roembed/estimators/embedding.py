@@ -43,9 +43,10 @@ from ..solvers import SOLVERS, solve
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
 
-STALLED = 1e-3
-"""A fit whose objective fell by less than this share of its start's value stayed at its start
-(:meth:`LossEmbedding._warn_if_stalled`); from a random start at a loss's own scale it falls by tens of percent."""
+UNINFORMATIVE = 1e-3
+"""A change of an objective by less than this share of it counts as none (:meth:`LossEmbedding._warn_if_uninformative`);
+a fit at a loss's own scale lowers the objective of its start, and the loss of a map at one point, by tens of
+percent."""
 
 
 class LossEmbedding(OrdinalEmbedding):
@@ -66,7 +67,8 @@ class LossEmbedding(OrdinalEmbedding):
     init_scale : float or "auto"
         Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).  A start far from
         the loss's scale can leave the solver where it began (STE, t-STE, CKL and GNMDS from 1e-4, every loss
-        from 1e6): the fit then warns (``ConvergenceWarning``, "stopped next to its start").
+        from 1e6): the fit then warns (``ConvergenceWarning``, "stopped next to its start"), as it does when a
+        ridge ``alpha`` holds the map at a point.
     random_state : int, RandomState, Generator or None
         Seeds every random choice of a fit: the same seed gives the same result on the same machine with the
         same number of threads (another count splits the sums over edges otherwise; the last digits move).
@@ -115,9 +117,13 @@ class LossEmbedding(OrdinalEmbedding):
         check_param("tol", self.tol, low=0)
 
     def _alpha(self) -> float:
-        """The ridge actually used: ``alpha``, or for ``"auto"`` ``default_alpha`` times :meth:`_ridge_scale`."""
+        """The ridge actually used: ``alpha``, or for ``"auto"`` :meth:`_default_alpha`."""
         if self.alpha != "auto":
             return float(self.alpha)
+        return self._default_alpha()
+
+    def _default_alpha(self) -> float:
+        """``alpha="auto"``: ``default_alpha`` times :meth:`_ridge_scale`."""
         return float(self.default_alpha) * self._ridge_scale()
 
     def _ridge_scale(self) -> float:
@@ -160,8 +166,8 @@ class LossEmbedding(OrdinalEmbedding):
         start = self._start_objective(objective, distances, X0) if self.init_scale != "auto" else None
         result = self._solve(objective, distances, X0)
         self._store_result(result)
-        if start is not None:
-            self._warn_if_stalled(start, result)
+        if start is not None or self.alpha != "auto":
+            self._warn_if_uninformative(objective, distances, start, result)
 
     def _start_objective(self, objective, distances, X0) -> float:
         """The objective (with the ridge) at a start of the user's ``init_scale``; refused where it is not finite."""
@@ -172,18 +178,33 @@ class LossEmbedding(OrdinalEmbedding):
                              f"(use init_scale='auto', {self.default_init_scale:g})")
         return float(value)
 
-    def _warn_if_stalled(self, start: float, result) -> None:
-        """Warns when the solve left a start of the user's ``init_scale`` almost where it was: its objective fell
-        by under ``STALLED`` of its value ``start``.  Far below a loss's scale the start sits by the saddle at the
-        origin; far above it, no step of the solver's size moves the margins.  In both the solver stops after an
-        iteration at a map that orders the comparisons at random (STE, t-STE, CKL and GNMDS from a start of
-        1e-4: training error 0.48 on 300 triplets that a start of 1e-3 to 1e5 fits)."""
-        if start - result.objective > STALLED * abs(start):
+    def _warn_if_uninformative(self, objective, distances, start: float | None, result) -> None:
+        """Warns where the user's ``init_scale`` or ``alpha`` left a map that holds next to nothing of the
+        comparisons (the defaults never come near either case; ``UNINFORMATIVE`` is the share of a value below
+        which a change counts as none).
+
+        * The objective did not fall from its value ``start`` at the start: a start far below a loss's scale sits
+          by the saddle at the origin, one far above it is beyond the solver's steps, and the solver stops after an
+          iteration (STE, t-STE, CKL and GNMDS from 1e-4, every loss from 1e6: training error 0.48-0.50 on 300
+          triplets that starts of 1e-3 to 1e5 fit).
+        * The map's loss on the comparisons (without the ridge) is that of every object at one point: a ridge that
+          outweighs the comparisons holds the map at a point (``alpha=1``: STE's coordinates 3e-7, t-STE's 5e-7).
+        """
+        X = result.solution
+        if start is not None and start - result.objective <= UNINFORMATIVE * abs(start):
+            warn(f"{type(self).__name__} stopped next to its start: the objective fell from {start:.6g} to "
+                 f"{result.objective:.6g} in {result.n_iter} iteration(s), so the map is about the random start of "
+                 f"init_scale={self.init_scale!r}, far from this loss's scale; use init_scale='auto' "
+                 f"({self.default_init_scale:g})", ConvergenceWarning)
             return
-        warn(f"{type(self).__name__} stopped next to its start: the objective fell from {start:.6g} to "
-             f"{result.objective:.6g} in {result.n_iter} iteration(s), so the map is about the random start of "
-             f"init_scale={self.init_scale!r}, far from this loss's scale; use init_scale='auto' "
-             f"({self.default_init_scale:g})", ConvergenceWarning)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            at_point = objective.embedding_value_and_grad(np.zeros_like(X), distances)[0]
+        fitted = result.objective - self._alpha() * float(np.vdot(X, X))
+        if abs(at_point - fitted) <= UNINFORMATIVE * abs(at_point):
+            warn(f"{type(self).__name__}'s map is held at a point: its loss on the comparisons, {fitted:.6g}, is that "
+                 f"of every object at one place ({at_point:.6g}; coordinates of about {np.sqrt(np.mean(X ** 2)):.2g}), "
+                 f"the ridge alpha={self.alpha!r} outweighing the comparisons; use a smaller alpha, or alpha='auto' "
+                 f"({self._default_alpha():g})", ConvergenceWarning)
 
     def _solve(self, objective, distances, X0, alpha=None):
         """:func:`roembed.solvers.solve` with this estimator's solver settings (``alpha``: default ``self._alpha()``)."""
