@@ -58,6 +58,13 @@ def walk(group, prefix=("roembed",)):
         yield from walk(command, prefix + (name,))
 
 
+def test_a_demo_rate_that_is_not_a_number_is_bad_input(tmp_path):
+    """--rate nan passed click's FloatRange and ended in make_synthetic's traceback."""
+    result = CliRunner().invoke(main, ["demo", "--rate", "nan", "--out", str(tmp_path / "d")])
+    assert result.exit_code == 2 and "Invalid value for '--rate': 'nan' is not a number" in result.output
+    assert not (tmp_path / "d").exists()
+
+
 def test_every_command_has_help_and_fit_demo_options_too():
     commands = list(walk(main))
     names = {" ".join(p) for p, _ in commands}

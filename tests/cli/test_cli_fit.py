@@ -470,6 +470,14 @@ def test_a_holdout_that_rounds_to_no_query_is_bad_input(files):
     assert not (files[0] / "tiny").exists()
 
 
+@pytest.mark.parametrize("value", ["nan", "NaN"])
+def test_a_holdout_that_is_not_a_number_is_bad_input(files, value):
+    """click's FloatRange let NaN through its bounds: --holdout nan fitted with no hold-out, rc 0, no word."""
+    result = run(files[1], "--out", files[0] / "nan", "--holdout", value, "--quiet")
+    assert result.exit_code == 2 and f"Invalid value for '--holdout': '{value}' is not a number" in result.output
+    assert not (files[0] / "nan").exists()
+
+
 def test_classic_method_and_reweighting(files):
     folder, csv, *_ = files
     result = run(csv, "--out", folder / "soe", "--method", "soe", "--quiet")

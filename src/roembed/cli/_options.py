@@ -3,6 +3,8 @@ imports it when ``roembed --help`` lists the commands, so neither pandas nor sci
 and a missing input file is reported before they load."""
 from __future__ import annotations
 
+import math
+
 from pathlib import Path
 
 import click
@@ -40,6 +42,17 @@ class BadInput(click.ClickException):
 
     def show(self, file=None) -> None:
         click.echo(f"Error: {' '.join(self.format_message().split())}", err=True)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's ``FloatRange`` without NaN, which passed its bounds (every comparison with NaN is false):
+    ``--holdout nan`` fitted with no hold-out and said nothing."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        return number
 
 
 class JobsType(click.ParamType):

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from . import main
+from ._options import FiniteFloatRange
 
 
 @main.command()
@@ -14,7 +15,7 @@ from . import main
               show_default=True, help="Folder for the plots, tables and summary.json.")
 @click.option("--model", type=click.Choice(["spammers", "unanimous", "majority", "vote"]), default="spammers",
               show_default=True, help="Contamination model of the synthetic data.")
-@click.option("--rate", type=click.FloatRange(0.0, 1.0), default=0.25, show_default=True,
+@click.option("--rate", type=FiniteFloatRange(0.0, 1.0), default=0.25, show_default=True,
               help="Contamination rate (share of spammers / of contaminated triplets / of flipped votes).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True, help="Seed of the data and the fit.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._options import METHODS, DimensionType, JobsType, MethodChoice, init_path, input_paths
+from ._options import METHODS, DimensionType, FiniteFloatRange, JobsType, MethodChoice, init_path, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -48,7 +48,7 @@ from ._options import METHODS, DimensionType, JobsType, MethodChoice, init_path,
                    "deviations below the median).")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Random seed (start and hold-out split).")
-@click.option("--holdout", type=click.FloatRange(0.0, 0.9), default=0.0, show_default=True,
+@click.option("--holdout", type=FiniteFloatRange(0.0, 0.9), default=0.0, show_default=True,
               help="Fraction of the comparisons (whole queries) held out to measure the error (printed with its "
                    "95% interval; a warning where that reaches 0.5, chance).")
 @click.option("--test", "test_file", type=click.Path(path_type=Path), default=None,

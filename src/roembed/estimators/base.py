@@ -31,7 +31,7 @@ def check_param(name: str, value, *, low=None, high=None, low_open=False, intege
         raise ValueError(f"{name} must be an integer, got {value!r}")
     if not integer and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    if not np.isfinite(value):
+    if not isinstance(value, (int, np.integer)) and not np.isfinite(value):  # (NumPy cannot test Python's big ints)
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if low is not None and (value <= low if low_open else value < low):
         raise ValueError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
