@@ -77,6 +77,13 @@ def test_responses_and_sample_weights_are_checked():
         as_comparisons(GOOD, sample_weight=[-1, 1])
     c = as_comparisons(GOOD, y=[True, False], sample_weight=[2, 3])
     assert c.triplets.tolist() == [[0, 1, 2], [1, 0, 2]] and c.weight.tolist() == [2, 3]
+    # one number weighs every row, as scikit-learn's sample_weight does (was "got 1 weights for 2 comparisons")
+    assert as_comparisons(GOOD, sample_weight=2.5).weight.tolist() == [2.5, 2.5]
+    assert as_comparisons(GOOD, sample_weight=np.int64(3)).weight.tolist() == [3, 3]
+    with pytest.raises(InvalidComparisonsError, match="weight is negative"):
+        as_comparisons(GOOD, sample_weight=-1.0)
+    with pytest.raises(InvalidComparisonsError, match="got 1 weights for 2 comparisons"):
+        as_comparisons(GOOD, sample_weight=True)
 
 
 def test_row_locator_names_file_lines_and_expanded_rows():

@@ -213,6 +213,13 @@ def test_cv_candidates_must_be_lists(planted, params):
         RobustOrdinalEmbeddingCV(2, **params).fit(planted.train[:100])
 
 
+def test_all_zero_weights_are_named_as_such(planted):
+    """It said "weighting='vote' decides no comparison: every query's votes cancel out" (no vote was cast)."""
+    comparisons = planted.train[:100]
+    with pytest.raises(ValueError, match="^all comparison weights are zero$"):
+        RobustOrdinalEmbedding(2).fit(comparisons, sample_weight=np.zeros(len(comparisons)))
+
+
 @pytest.mark.parametrize("params, match", [
     (dict(cv=1), "cv must be >= 2, got 1"), (dict(cv=True), "cv must be an integer"),  # were "n_splits must be ..."
     (dict(n_jobs=float("inf")), "n_jobs must be an integer"),  # was OverflowError

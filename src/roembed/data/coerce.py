@@ -20,7 +20,7 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
 
     ``y`` (cblearn's ``list-boolean`` responses) is optional: a row whose ``y`` is
     False or -1 asserts the opposite of what its indices say and is flipped.
-    ``sample_weight`` multiplies the response weights.
+    ``sample_weight`` multiplies the response weights (one number multiplies every row's, as in scikit-learn).
     """
     if isinstance(X, ComparisonGraph):
         X = X.to_comparisons()
@@ -52,6 +52,9 @@ def as_comparisons(X, y=None, sample_weight=None, n_objects: int | None = None) 
     if sample_weight is not None:
         from .validation import check_weights
 
+        if np.ndim(sample_weight) == 0 and isinstance(sample_weight, (int, float, np.number)) \
+                and not isinstance(sample_weight, (bool, np.bool_)):
+            sample_weight = np.full(len(X), sample_weight, dtype=float)  # one number for every row, as scikit-learn
         X = X.with_weight(X.weight * check_weights(sample_weight, len(X)))
     return X
 

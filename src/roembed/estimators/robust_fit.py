@@ -212,6 +212,8 @@ class RobustProblem:
 
     @classmethod
     def build(cls, graph: ComparisonGraph, loss, weighting: str, two_sided: bool = False) -> RobustProblem:
+        if not graph.votes.sum() > 0:  # (every weighting then "decides no comparison", which blamed the votes)
+            raise ValueError("all comparison weights are zero")
         a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
         undecided = 0.0 if b is None else b.sum()
         if decided_fraction(a.sum(), undecided) <= MIN_DECIDED_SHARE:
