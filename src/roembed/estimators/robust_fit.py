@@ -212,9 +212,9 @@ class RobustProblem:
 
     @classmethod
     def build(cls, graph: ComparisonGraph, loss, weighting: str, two_sided: bool = False) -> RobustProblem:
-        if not graph.votes.sum() > 0:  # (every weighting then "decides no comparison", which blamed the votes)
-            raise ValueError("all comparison weights are zero")
         a, b = edge_weights(graph, weighting), reverse_weights(graph, weighting)
+        if b is None and not graph.votes.sum() > 0:  # (the line below blamed the votes: none was cast)
+            raise ValueError("all comparison weights are zero")
         undecided = 0.0 if b is None else b.sum()
         if decided_fraction(a.sum(), undecided) <= MIN_DECIDED_SHARE:
             raise ValueError(f"weighting={weighting!r} decides no comparison: every query's votes cancel out")
