@@ -122,7 +122,7 @@ def test_a_map_left_at_its_start_or_held_at_a_point_warns_naming_the_parameter(e
                 for i, j, k in rows]
     cases = [(dict(init_scale=1e-4), "stopped next to its start" if estimator is not SOE else None),
              (dict(init_scale=1e6), "stopped next to its start"),
-             (dict(alpha=1.0), "map is held at a point" if estimator is not SOE else None),
+             (dict(alpha=1.0), "map is held near a point" if estimator is not SOE else None),
              (dict(init_scale=1e-2), None), (dict(init_scale=1e4), None), (dict(alpha=1e-2), None)]
     for params, said in cases:
         with warnings.catch_warnings(record=True) as caught:
@@ -136,7 +136,7 @@ def test_a_map_left_at_its_start_or_held_at_a_point_warns_naming_the_parameter(e
         elif "start" in said:
             assert fitted.score(triplets) < 0.6 and "init_scale='auto' (0.1)" in str(caught[0].message)
         else:
-            assert np.sqrt(np.mean(fitted.embedding_ ** 2)) < 1e-4 and "alpha=1.0 outweighing" in str(caught[0].message)
+            assert np.sqrt(np.mean(fitted.embedding_ ** 2)) < 1e-4 and "with alpha=1.0 the comparisons" in str(caught[0].message)
 
 
 def test_bad_loss_parameters_raise():

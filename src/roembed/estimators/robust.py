@@ -407,6 +407,13 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                                "gold_answers": 0 if graph.comparisons.gold is None
                                else int(np.count_nonzero(~np.isnan(graph.comparisons.gold))),
                                "gold_error": gold_error}
+        self._warn_if_held_at_a_point()
+
+    def _shrinking_params(self) -> dict:
+        """The ridges and the refinement's slope, where the user set them (a shallow slope is close to linear, and
+        its ridge then holds the map near a point)."""
+        return {k: getattr(self, k) for k in ("alpha", "refine", "refine_alpha")
+                if not is_auto(getattr(self, k)) and getattr(self, k) is not None}
 
     def _fitted_objective(self):
         """``(graph, objective, alpha)`` of the last stage of the final fit: the robust envelope of the chosen
