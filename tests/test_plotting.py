@@ -62,6 +62,25 @@ def test_embedding_plot_colours_and_legend():
         plot_embedding(X, names=["a"])
 
 
+@pytest.mark.parametrize("X, match", [
+    (np.zeros((0, 2)), r"of one or more objects, got shape \(0, 2\)"),  # was "zero-size array to reduction ..."
+    (np.full((5, 2), np.nan), r"5 object\(s\) with coordinates that are not finite"),  # drew an empty frame
+    (np.array([[0.0, 1.0], [np.inf, 0.0], [1.0, 1.0]]), r"1 object\(s\) with"),
+])
+def test_a_map_with_no_objects_or_non_finite_coordinates_is_refused(X, match):
+    with pytest.raises(ValueError, match=match):
+        plot_embedding(X)
+
+
+def test_bad_plot_options_are_refused_by_name():
+    X = np.random.default_rng(3).normal(size=(10, 2))
+    with pytest.raises(TypeError, match="uncertainty must be the result of roembed.bootstrap"):  # was AttributeError
+        plot_embedding(X, uncertainty="uncertainty.csv")
+    for n_shown in (1.5, -1, True):  # 1.5 was "slice indices must be integers"
+        with pytest.raises(ValueError, match="n_shown must be an integer >= 0"):
+            plot_outliers(FakeFit(), n_shown=n_shown)
+
+
 def test_numeric_labels_are_read_as_a_quantity_only_when_every_label_is_a_number_of_many_values():
     values = [f"{v:.2f}" for v in np.linspace(0, 1, 12)]
     read = plotting.numeric_labels(values + ["", " 3e-1 ", "NaN", "n/a", None], max_categories=10)

@@ -58,8 +58,11 @@ def project_2d(X: np.ndarray) -> tuple[np.ndarray, str]:
     A one-dimensional map is drawn as a ranked dot plot: the coordinate across, each object on its own row
     in the coordinate's order up the page (on one line the points and their names hid each other)."""
     X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] < 1:
-        raise ValueError(f"expected an (n, p) embedding, got shape {X.shape}")
+    if X.ndim != 2 or X.shape[1] < 1 or len(X) == 0:
+        raise ValueError(f"expected an (n, p) embedding of one or more objects, got shape {X.shape}")
+    if not np.isfinite(X).all():  # (an all-NaN map drew an empty frame)
+        raise ValueError(f"the embedding has {np.count_nonzero(~np.isfinite(X).all(axis=1))} object(s) with "
+                         "coordinates that are not finite numbers")
     if X.shape[1] == 1:
         return np.column_stack([X[:, 0], order_rows(X[:, 0])]), "coordinate 1, the objects in its order upward"
     if X.shape[1] == 2:
@@ -253,6 +256,9 @@ def plot_embedding(X, names: Sequence[str] | None = None, labels: Sequence | Non
     X = np.asarray(X, dtype=np.float64)
     xy = project_2d(X)[0]
     n = len(xy)
+    if uncertainty is not None and not hasattr(uncertainty, "ellipses_2d"):
+        raise TypeError("uncertainty must be the result of roembed.bootstrap or roembed.local_uncertainty, got "
+                        f"{type(uncertainty).__name__}")
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     if uncertainty is not None:
@@ -347,6 +353,8 @@ def plot_outliers(estimator, *, n_shown: int = 8, title: str | None = None, figs
     zoomed to the comparison): a solid red segment joins the pair the voters called
     *closer*, a dashed one the pair they called *farther* -- for a flagged comparison the
     map says the opposite.  Each panel names its objects and gives the votes and gamma."""
+    if isinstance(n_shown, bool) or not isinstance(n_shown, (int, np.integer)) or n_shown < 0:
+        raise ValueError(f"n_shown must be an integer >= 0, got {n_shown!r}")
     gamma = np.abs(np.asarray(estimator.gamma_, dtype=np.float64))
     mask = np.asarray(estimator.outlier_mask_, bool)
     graph = estimator.graph_
