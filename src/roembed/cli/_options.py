@@ -4,7 +4,6 @@ and a missing input file is reported before they load."""
 from __future__ import annotations
 
 import math
-
 from pathlib import Path
 
 import click
