@@ -136,7 +136,8 @@ def test_a_map_left_at_its_start_or_held_at_a_point_warns_naming_the_parameter(e
         elif "start" in said:
             assert fitted.score(triplets) < 0.6 and "init_scale='auto' (0.1)" in str(caught[0].message)
         else:
-            assert np.sqrt(np.mean(fitted.embedding_ ** 2)) < 1e-4 and "with alpha=1.0 the comparisons" in str(caught[0].message)
+            assert np.sqrt(np.mean(fitted.embedding_ ** 2)) < 1e-4
+            assert "with alpha=1.0 the comparisons" in str(caught[0].message)
 
 
 def test_bad_loss_parameters_raise():
