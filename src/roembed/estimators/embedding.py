@@ -43,6 +43,11 @@ from ..solvers import SOLVERS, solve
 from .base import OrdinalEmbedding, check_param, edge_objective, random_embedding
 
 
+LOOSE_TOL = 1e-3
+"""Above this ``tol`` a fit warns that it may stop early: on 1,500 noisy answers over 30 objects at p = 2, SOE, STE,
+CKL and the default robust fit end within 0.003 of their held-out error at tol 1e-9 up to tol 1e-3, and at 1e-2
+STE's error is 0.372 against 0.097 (SOE 0.092 against 0.081, CKL 0.101 against 0.083, robust 0.071 against 0.056)."""
+
 UNINFORMATIVE = 0.01
 """A change of an objective by less than this share of it counts as none: from the start
 (:meth:`LossEmbedding._fit_graph`) or from every object at one point (:meth:`LossEmbedding._warn_if_held_at_a_point`).
@@ -63,7 +68,8 @@ class LossEmbedding(OrdinalEmbedding):
         estimator's default (``default_alpha``, tuned on validation data).
     max_iter : int
     tol : float
-        Relative decrease of the objective below which the solver stops.
+        Relative decrease of the objective below which the solver stops (above ``LOOSE_TOL``, 1e-3, the fit warns
+        that it may stop early).
     init_scale : float or "auto"
         Standard deviation of the seeded Gaussian start (``"auto"``: ``default_init_scale``).  A start far from
         the loss's scale can leave the solver where it began (STE, t-STE, CKL and GNMDS from 1e-4, every loss
@@ -115,6 +121,10 @@ class LossEmbedding(OrdinalEmbedding):
 
     def _check_tol(self) -> None:
         check_param("tol", self.tol, low=0)
+        if self.tol > LOOSE_TOL:
+            warn(f"tol={self.tol!r} stops the solver once an iteration lowers the objective by under that share of it, "
+                 f"which mid-fit iterations often do: the fit may stop far from its minimum (tol=0.01: STE's held-out "
+                 f"error 0.37 against 0.10); use tol <= {LOOSE_TOL:g}", UserWarning)
 
     def _alpha(self) -> float:
         """The ridge actually used: ``alpha``, or for ``"auto"`` :meth:`_default_alpha`."""
