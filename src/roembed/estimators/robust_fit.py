@@ -458,19 +458,30 @@ def refinement_scale(objective: EdgeObjective, distances: PairDistances, X: np.n
     are (up to their ``eps``) of degree one in the scale, so the search is one-dimensional on margins read
     once, of every ``k``-th edge beyond ``REFINE_SCALE_EDGES`` (docs/default.md, "Its start, rescaled").
     """
-    step = -(-len(objective) // REFINE_SCALE_EDGES)
+    step, weights, reverse = _sampled_edges(objective)
     margins = objective.embedding_margins(X, distances, step)
-    weights = objective.loss_weight[::step] * step
-    reverse = None if objective.reverse_weight is None else objective.reverse_weight[::step] * step
     ridge = alpha * float(np.sum(np.square(X, dtype=np.float64)))
 
     def value(log_scale):
         s = np.exp(log_scale)
-        total = float(np.dot(weights, objective.loss.penalty(s * margins)[0])) + ridge * s * s
-        return total if reverse is None else total + float(np.dot(reverse, objective.loss.penalty(-s * margins)[0]))
+        return _sampled_value(objective.loss, s * margins, weights, reverse, ridge * s * s)
 
     best = minimize_scalar(value, bounds=(-7.0, 7.0), method="bounded", options=dict(xatol=1e-2))
     return float(np.exp(best.x)) if best.fun < value(0.0) else 1.0
+
+
+def _sampled_edges(objective: EdgeObjective) -> tuple[int, np.ndarray, np.ndarray | None]:
+    """``(k, weights, reverse weights)`` of every ``k``-th edge, ``k`` the least that keeps at most
+    ``REFINE_SCALE_EDGES``, the weights times ``k`` (the scale searches' sample of the objective)."""
+    step = -(-len(objective) // REFINE_SCALE_EDGES)
+    reverse = None if objective.reverse_weight is None else objective.reverse_weight[::step] * step
+    return step, objective.loss_weight[::step] * step, reverse
+
+
+def _sampled_value(loss, margins: np.ndarray, weights: np.ndarray, reverse: np.ndarray | None, ridge: float) -> float:
+    """The sampled objective at ``margins``: the weighted penalty, the ``ridge`` term, each edge's reverse."""
+    total = float(np.dot(weights, loss.penalty(margins)[0])) + ridge
+    return total if reverse is None else total + float(np.dot(reverse, loss.penalty(-margins)[0]))
 
 
 def start_scale(objective: EdgeObjective, distances: PairDistances, X: np.ndarray, alpha: float) -> float:
@@ -485,21 +496,17 @@ def start_scale(objective: EdgeObjective, distances: PairDistances, X: np.ndarra
     held-out triplets against 0.069), while a t-STE map wants its tens to hundreds (started small, bootstrap
     replicates of the music map drifted: dispersion 0.33 against 0.28).  Sized so, both stay (docs/default.md,
     "A start of one's own")."""
-    step = -(-len(objective) // REFINE_SCALE_EDGES)
+    step, weights, reverse = _sampled_edges(objective)
     objects = objective.objects_of(distances)[::step]
     X = np.asarray(X, dtype=np.float64)
     d_near = np.sum(np.square(X[objects[:, 0]] - X[objects[:, 1]]), axis=1)
     d_far = np.sum(np.square(X[objects[:, 2]] - X[objects[:, 3]]), axis=1)
-    weights = objective.loss_weight[::step] * step
-    reverse = None if objective.reverse_weight is None else objective.reverse_weight[::step] * step
     ridge = alpha * float(np.sum(np.square(X)))
     loss = objective.loss
 
     def value(log_scale):
         s2 = np.exp(2.0 * log_scale)
-        margins = loss.margin(s2 * d_near, s2 * d_far)[0]
-        total = float(np.dot(weights, loss.penalty(margins)[0])) + ridge * s2
-        return total if reverse is None else total + float(np.dot(reverse, loss.penalty(-margins)[0]))
+        return _sampled_value(loss, loss.margin(s2 * d_near, s2 * d_far)[0], weights, reverse, ridge * s2)
 
     best = minimize_scalar(value, bounds=(-5.0, 12.0), method="bounded", options=dict(xatol=1e-2))
     return float(np.exp(best.x)) if best.fun < value(0.0) else 1.0
