@@ -159,8 +159,8 @@ def test_copies_are_kept_and_checked():
     assert Comparisons.concat([c, c[:1]]).copies.tolist() == [2, 2, 1, 2]
     assert Comparisons.concat([Comparisons([[0, 1, 2]]), c[:1]]).copies.tolist() == [1, 2]
     assert Comparisons([[0, 1, 2]]).copies.tolist() == [1.0]
-    for bad, match in (([0, 1, 1], "row 0: copies is 0"), ([1, -1, 1], "row 1: weight is negative"),
-                       ([1, 1, np.nan], "row 2: weight is NaN"), ([1, 1], "got 2 weights")):
+    for bad, match in (([0, 1, 1], "row 0: copies is 0"), ([1, -1, 1], "row 1: copies is negative"),
+                       ([1, 1, np.nan], "row 2: copies is NaN"), ([1, 1], "got 2 copies values")):
         with pytest.raises(InvalidComparisonsError, match=match):
             Comparisons([[0, 1, 2], [0, 2, 1], [1, 0, 2]], copies=bad)
 

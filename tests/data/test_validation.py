@@ -38,6 +38,21 @@ GOOD = [[0, 1, 2], [1, 2, 0]]
     ((tuple(row) for row in GOOD), {}, "object indices, got a generator: make it a list or an array"),
     ({(0, 1, 2), (1, 0, 2)}, {}, "object indices, got a set: make it a list or an array"),
     (GOOD, {"object_names": ["a", "b"], "n_objects": 3}, "n_objects=3 but 2 object names"),
+    # n_objects 3.5 was cut to 3 (and 2.5 blamed on row 0, "out of range (n_objects=2)"); True read as 1
+    (GOOD, {"n_objects": 3.5}, "n_objects must be a positive integer or None, got 3.5"),
+    (GOOD, {"n_objects": True}, "n_objects must be a positive integer or None, got True"),
+    (GOOD, {"n_objects": "3"}, "n_objects must be a positive integer or None, got '3'"),  # was Python's TypeError
+    (GOOD, {"n_objects": float("nan")}, "n_objects must be a positive integer or None, got nan"),
+    # a column of ids, shape (2, 1): was "got 2 annotator values for 2 comparisons"
+    (GOOD, {"annotator": [["a"], ["b"]]}, "annotator: give one value per comparison, shape (2,); got shape (2, 1)"),
+    (GOOD, {"timestamp": [[1], [2]]}, "timestamp: give one value per comparison, shape (2,); got shape (2, 1)"),
+    (GOOD, {"extra": {"rt": [[1], [2]]}}, "extra column 'rt': give one value per comparison"),
+    # copies were checked as "weight is NaN"
+    (GOOD, {"copies": [1, np.nan]}, "row 1: copies is NaN"),
+    (GOOD, {"copies": [1, -2]}, "row 1: copies is negative"),
+    # dates were read as days since 1970 (weight 18262)
+    (GOOD, {"weight": np.array(["2020-01-01"] * 2, dtype="datetime64[D]")}, "weights must be real numbers"),
+    (GOOD, {"gold": np.array([1, 0], dtype="timedelta64[s]")}, "gold values must be 1 (right), 0 (wrong) or NaN"),
 ])
 def test_bad_arrays_raise_with_the_row(rows, kwargs, message):
     with pytest.raises(InvalidComparisonsError) as info:
@@ -62,6 +77,17 @@ def test_what_is_no_array_of_rows_is_named_as_given(rows, message):
     with pytest.raises(InvalidComparisonsError) as info:
         as_comparisons(rows)
     assert str(info.value).endswith(message) and "cannot be mixed" not in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"object_names": 3}, "object_names: give a sequence of names, one per object; got int 3"),  # was "not iterable"
+    ({"object_names": np.array([["a"], ["b"], ["c"]])}, "got shape (3, 1)"),  # named the objects "['a']"
+    ({"extra": np.ones(2)}, "extra must be a mapping of column names to values, one per comparison; got ndarray"),
+    ({"extra": 0}, "extra must be a mapping"),  # was accepted (falsy) and ignored
+])
+def test_wrong_kinds_of_metadata_are_named(kwargs, message):
+    with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        Comparisons(GOOD, **kwargs)
 
 
 def test_annotator_ids_may_mix_integers_and_floats():

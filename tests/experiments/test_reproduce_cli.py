@@ -37,6 +37,8 @@ def test_reproduce_music(tmp_path):
 
 @pytest.mark.parametrize("bad, message", [
     (["--models", "nope"], "unknown"),
+    (["--models", ""], "give at least one of vote"),  # was a TypeError traceback
+    (["--models", " , "], "give at least one of vote"),
     (["--rates", "0,2"], "[0, 1]"),
     (["--rates", "x"], "comma-separated"),
     (["--methods", "nope"], "unknown"),

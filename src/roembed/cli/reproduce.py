@@ -104,6 +104,8 @@ def synthetic(models, rates, n_test, out, trials, methods, n_jobs, seed, retry_e
     from ..experiments.synthetic import CONTAMINATION_MODELS, SyntheticProtocol
 
     models = _names(models)
+    if not models:  # '' was a traceback
+        raise click.BadParameter(f"give at least one of {', '.join(CONTAMINATION_MODELS)}", param_hint="--models")
     bad = [m for m in models if m not in CONTAMINATION_MODELS]
     if bad:
         raise click.BadParameter(f"unknown {bad}; choose from {', '.join(CONTAMINATION_MODELS)}",

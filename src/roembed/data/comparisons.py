@@ -16,15 +16,16 @@ from __future__ import annotations
 import copy
 import os
 from functools import cached_property
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_positions,
-                         check_quadruplets, check_weights, count_noun, index_array, names_sequence)
+from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_n_objects,
+                         check_positions, check_quadruplets, check_weights, count_noun, index_array, names_sequence,
+                         per_comparison_shape)
 
 
 def index_dtype(largest: int):
@@ -198,6 +199,7 @@ class Comparisons:
         where: RowLocator | None = None,
     ):
         where = where or RowLocator()
+        check_n_objects(n_objects)
         try:
             arr = np.asarray(quadruplets)
         except ValueError:  # ragged rows
@@ -235,9 +237,7 @@ class Comparisons:
             elif n_objects != len(object_names):
                 raise InvalidComparisonsError(f"n_objects={n_objects} but {len(object_names)} object names")
         if n_objects is None:
-            n_objects = int(quads.max()) + 1 if len(quads) else 0
-        if n_objects < 1:
-            raise InvalidComparisonsError("n_objects must be at least 1")
+            n_objects = int(quads.max()) + 1
         check_quadruplets(quads, int(n_objects), where, triplets=arr.shape[1] == 3)
         m = len(quads)
         self._quads = _readonly(quads)
@@ -250,19 +250,20 @@ class Comparisons:
         for name, values in (("timestamp", timestamp), ("response_time", response_time)):
             if values is not None:
                 values = np.asarray(values)
-                if values.shape != (m,):
-                    raise InvalidComparisonsError(f"got {values.size} {name} values for {m} comparisons")
+                per_comparison_shape(values, m, name)
             self._meta[name] = _readonly(values)
         self._meta["gold"] = None if gold is None else _readonly(check_gold(gold, m, where))
         self._meta["position"] = None if position is None else _readonly(check_positions(position, m, where))
         self._extra = {}
+        if extra is not None and not isinstance(extra, Mapping):  # an array was "truth value ... is ambiguous"
+            raise TypeError(f"extra must be a mapping of column names to values, one per comparison; got "
+                            f"{type(extra).__name__}")
         for name, values in dict(extra or {}).items():
             name = str(name)
             if name in self._meta or name in ("weight", "i", "j", "l", "k"):
                 raise InvalidComparisonsError(f"extra column {name!r} clashes with a built-in column")
             values = np.asarray(values)
-            if values.shape != (m,):
-                raise InvalidComparisonsError(f"got {values.size} values of extra column {name!r} for {m} comparisons")
+            per_comparison_shape(values, m, f"extra column {name!r}")
             self._extra[name] = _readonly(values)
 
     # -- constructors -------------------------------------------------------

@@ -21,8 +21,8 @@ from .._warn import warn
 from .answers import _odd_one_out_problems, from_odd_one_out
 from .comparisons import Comparisons
 from .validation import (
-    InvalidComparisonsError, InvalidRowsError, RowLocator, SkipReport, _first, index_array, invalid_quadruplet_rows,
-    names_sequence,
+    InvalidComparisonsError, InvalidRowsError, RowLocator, SkipReport, _first, check_n_objects, index_array,
+    invalid_quadruplet_rows, names_sequence,
 )
 
 __all__ = [
@@ -674,10 +674,7 @@ class ComparisonsBuilder:
         for name, base in (("odd_position_base", odd_position_base), ("index_base", index_base)):
             if base not in (0, 1):
                 raise ValueError(f"{name} must be 0 or 1, got {base!r}")
-        if n_objects is not None and (isinstance(n_objects, (bool, np.bool_))
-                                      or not isinstance(n_objects, (int, np.integer)) or n_objects < 1):
-            # was blamed on the file ("line 2: object index out of range (n_objects=1.5)")
-            raise ValueError(f"n_objects must be a positive integer or None, got {n_objects!r}")
+        check_n_objects(n_objects)  # 1.5 was blamed on the file ("line 2: object index out of range (n_objects=1.5)")
         self.odd_position_base, self.index_base = int(odd_position_base), int(index_base)  # True reads as 1
         self.ids = _ObjectIds(names)
         if self.ids.given is not None and n_objects is not None and n_objects != len(self.ids.given):

@@ -192,7 +192,7 @@ def check_quadruplets(quads: np.ndarray, n_objects: int | None, where: RowLocato
 def check_copies(copies, m: int, where: RowLocator | None = None) -> np.ndarray:
     """Returns float64 ``copies`` of length ``m`` (see :class:`Comparisons`); zero or negative ones raise."""
     where = where or RowLocator()
-    c = check_weights(copies, m, where)
+    c = check_weights(copies, m, where, what="copies")
     if (c == 0).any():
         raise InvalidComparisonsError(f"{where(_first(c == 0))}: copies is 0 (a response stands for at least "
                                       "part of one draw of its query)")
@@ -200,10 +200,13 @@ def check_copies(copies, m: int, where: RowLocator | None = None) -> np.ndarray:
 
 
 def _per_response(values, m: int, what: str, not_numbers: str) -> np.ndarray:
-    """``values`` as float64 of length ``m``; raises ``not_numbers`` when they are not numbers, and names ``what``
-    when their count is wrong."""
+    """``values`` as float64 of length ``m``; raises ``not_numbers`` when they are not numbers (dates and
+    durations included: ``float(datetime64)`` counts days since 1970), and names ``what`` when their count is wrong."""
     try:
-        out = np.asarray(values, dtype=np.float64).reshape(-1)
+        given = np.asarray(values)
+        if given.dtype.kind in "mM":
+            raise TypeError
+        out = given.astype(np.float64).reshape(-1)
     except (TypeError, ValueError):
         raise InvalidComparisonsError(not_numbers) from None
     if out.shape != (m,):
@@ -211,15 +214,27 @@ def _per_response(values, m: int, what: str, not_numbers: str) -> np.ndarray:
     return out
 
 
-def check_weights(weight, m: int, where: RowLocator | None = None) -> np.ndarray:
-    """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise."""
+def per_comparison_shape(values: np.ndarray, m: int, what: str) -> None:
+    """Raises unless ``values`` holds one value per comparison, shape ``(m,)`` (a column ``(m, 1)`` was "got 4
+    values for 4 comparisons")."""
+    if values.shape == (m,):
+        return
+    if values.size == m:
+        raise InvalidComparisonsError(f"{what}: give one value per comparison, shape ({m},); got shape {values.shape}")
+    raise InvalidComparisonsError(f"got {values.size} {what} values for {m} comparisons")
+
+
+def check_weights(weight, m: int, where: RowLocator | None = None, what: str = "weight") -> np.ndarray:
+    """Returns float64 weights of length ``m``; NaN, negative or infinite ones raise, naming ``what``."""
     where = where or RowLocator()
     if weight is None:
         ones = np.ones(m)
         ones.flags.writeable = False  # fresh and read-only: Comparisons keeps it without a copy
         return ones
-    w = _per_response(weight, m, "weights", "weights must be real numbers")
-    for mask, reason in ((np.isnan(w), "weight is NaN"), (np.isinf(w), "weight is infinite"), (w < 0, "weight is negative")):
+    noun = "weights" if what == "weight" else f"{what} values"
+    w = _per_response(weight, m, noun, f"{noun} must be real numbers")
+    for mask, reason in ((np.isnan(w), f"{what} is NaN"), (np.isinf(w), f"{what} is infinite"),
+                         (w < 0, f"{what} is negative")):
         if mask.any():
             r = _first(mask)
             raise InvalidComparisonsError(f"{where(r)}: {reason} ({w[r]})")
@@ -241,12 +256,23 @@ def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
     return g
 
 
+def check_n_objects(n_objects) -> None:
+    """Raises unless ``n_objects`` is None or a whole number >= 1 (``1.5`` was cut to 1 and then blamed on the
+    rows: "object index out of range (n_objects=1)"; ``True`` read as 1; text and NaN were Python's errors)."""
+    if n_objects is not None and (isinstance(n_objects, (bool, np.bool_))
+                                  or not isinstance(n_objects, (int, np.integer)) or n_objects < 1):
+        raise InvalidComparisonsError(f"n_objects must be a positive integer or None, got {n_objects!r}")
+
+
 def names_sequence(names, what: str = "object_names") -> tuple[str, ...]:
     """``names`` (a sequence) as a tuple of texts.  A text or path is refused: read as a sequence, ``"names.txt"``
     named nine objects after its letters (or, repeating "/", failed on a puzzle)."""
     if isinstance(names, (str, bytes, os.PathLike)):
         raise TypeError(f"{what}: got a text or path ({str(names)!r}); give a sequence of names (a names file: "
                         f"roembed.data.read_names(path), or read_comparisons(..., names=path))")
+    if np.ndim(names) != 1:  # a number was "'int' object is not iterable"; a column (n, 1) named objects "[1.]"
+        raise TypeError(f"{what}: give a sequence of names, one per object; got "
+                        + (f"shape {np.shape(names)}" if np.ndim(names) else f"{type(names).__name__} {names!r}"))
     return tuple(str(s) for s in names)
 
 
@@ -258,8 +284,7 @@ def check_annotators(annotator, m: int, where: RowLocator | None = None) -> np.n
 
     where = where or RowLocator()
     values = np.asarray(annotator)
-    if values.shape != (m,):
-        raise InvalidComparisonsError(f"got {values.size} annotator values for {m} comparisons")
+    per_comparison_shape(values, m, "annotator")
     missing = pd.isna(values)
     if missing.any():
         raise InvalidComparisonsError(f"{where(_first(missing))}: annotator id is missing")
