@@ -158,7 +158,7 @@ def test_a_start_table_is_fingerprinted_by_every_cell():
     assert uncertainty._digest(est_a) == uncertainty._digest(RobustOrdinalEmbedding(2, init=a.copy()))
 
 
-def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path):
+def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path, monkeypatch):
     est, train, full, _ = problem
     with pytest.raises(ValueError, match="fixed random_state"):
         bootstrap(est, train, 2, fitted=full, random_state=None, store=tmp_path / "s")
@@ -170,6 +170,12 @@ def test_store_needs_a_fixed_seed_and_a_folder(problem, tmp_path):
     (orphan / "replicate-0000.npz").write_bytes(b"")
     with pytest.raises(StoreError, match="no manifest"):
         bootstrap(est, train, 2, fitted=full, random_state=SEED, store=orphan)
+    # '' was the working folder: manifest.json and replicate files written among the user's own
+    monkeypatch.chdir(tmp_path)
+    for bad in ("", 5):
+        with pytest.raises(ValueError, match="store must be a folder path"):
+            bootstrap(est, train, 2, fitted=full, random_state=SEED, store=bad)
+    assert not (tmp_path / "manifest.json").exists()
 
 
 class ListsOnly(joblib.parallel.ThreadingBackend):

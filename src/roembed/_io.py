@@ -126,6 +126,9 @@ class OutputSet:
         out = self.out
         if out.exists() and not out.is_dir():
             raise OutputFolderError(f"{out}: exists and is not a folder")
+        if Path.cwd().is_relative_to(out.resolve()):  # '.' (or '') in an empty folder was an OSError traceback
+            raise OutputFolderError(f"{out}: is the working folder{' or holds it' * (out.resolve() != Path.cwd())}, "
+                                    "which a run cannot replace; name a new folder for its files")
         if out.is_dir() and self._replace is not None:
             reason = self._replace(out)
             if reason:

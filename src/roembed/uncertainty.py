@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import warnings
 import zipfile
@@ -676,6 +677,9 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
     check_param("threads_per_fit", threads_per_fit, low=1, integer=True)
     check_n_jobs("n_jobs", n_jobs)
     check_verbose(verbose)
+    if store is not None and (not isinstance(store, (str, os.PathLike)) or not os.fspath(store)):
+        # '' was the working folder (manifest.json and replicate files among the user's), 5 Python's TypeError
+        raise ValueError(f"store must be a folder path (or None for no store), got {store!r}")
     if store is not None and random_state is None:
         raise ValueError(f"{store}: a bootstrap store needs a fixed random_state (an int); with None "
                          "every call draws other replicates")

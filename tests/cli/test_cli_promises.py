@@ -245,6 +245,17 @@ def test_out_holding_other_files_is_not_replaced(clean_votes, tmp_path, kept):
     assert (out / kept).read_text() == "keep me" and sorted(p.name for p in out.iterdir()) == [kept.split("/")[0]]
 
 
+@pytest.mark.parametrize("out", ["", ".", "./", "..", "../work"])
+def test_out_naming_the_working_folder_is_refused(clean_votes, tmp_path, monkeypatch, out):
+    """In an empty working folder '--out .' (or '') passed the other-files check and ended in an OSError traceback
+    (renaming the working folder); now one line, and nothing written (no staging left either)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    one_line_error(run(clean_votes, "--out", out), "--out", "is the working folder")
+    assert list(work.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+
+
 def test_out_holding_a_file_browsers_litter_is_replaced(clean_votes, tmp_path):
     out = tmp_path / "out"
     assert run(clean_votes, "--out", out, "--quiet").exit_code == 0

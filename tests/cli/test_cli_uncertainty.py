@@ -165,6 +165,14 @@ def test_a_bootstrap_store_of_another_run_is_bad_input(votes, tmp_path):
                    "outside --out")
 
 
+def test_a_blank_bootstrap_store_is_bad_input(votes, tmp_path, monkeypatch):
+    """'' was read as the working folder: manifest.json and replicate-*.npz written among the user's files."""
+    monkeypatch.chdir(tmp_path)
+    result = run(votes, "--out", tmp_path / "a", "--bootstrap", 2, "--bootstrap-store", "")
+    one_line_error(result, "--bootstrap-store", "an empty path")
+    assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
+
+
 def test_uncertainty_png_names_the_labels_as_embedding_png_does(votes, tmp_path, monkeypatch):
     """The labels' legend of uncertainty.png had no title (embedding.png's says "genres")."""
     from roembed import plotting

@@ -54,6 +54,19 @@ class FiniteFloatRange(click.FloatRange):
         return number
 
 
+class FolderPath(click.Path):
+    """A folder's path that is not blank: ``--bootstrap-store ""`` was the working folder (the store's files among
+    the user's own)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(file_okay=False, path_type=Path, **kwargs)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path; name a folder", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class JobsType(click.ParamType):
     """joblib's ``n_jobs``: 1 or more processes, -1 for all cores (-2 all but one, ...); not 0."""
 

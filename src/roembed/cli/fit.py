@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from . import main
-from ._options import METHODS, DimensionType, FiniteFloatRange, JobsType, MethodChoice, init_path, input_paths
+from ._options import METHODS, DimensionType, FiniteFloatRange, FolderPath, JobsType, MethodChoice, init_path, input_paths
 
 
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
@@ -84,7 +84,7 @@ from ._options import METHODS, DimensionType, FiniteFloatRange, JobsType, Method
                    "uncertainty.png), flag frequencies, annotator intervals.")
 @click.option("--bootstrap-unit", type=click.Choice(["query", "annotator", "object", "query+annotator"]),
               default="query", show_default=True, help="What the bootstrap resamples.")
-@click.option("--bootstrap-store", type=click.Path(path_type=Path), default=None,
+@click.option("--bootstrap-store", type=FolderPath(), default=None,
               help="Folder keeping each finished bootstrap replicate (outside --out): rerunning the same "
                    "command resumes an interrupted run; a larger --bootstrap extends it.")
 @click.option("--jobs", type=JobsType(), default=1, show_default=True,
