@@ -146,6 +146,7 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
     assert summary["n_holdout_responses"] == 1 and dropped in summary["warnings"] and dropped in result.output
     alone = SOE(2, random_state=1).fit(read_comparisons(folder / "named.csv"))
     assert summary["holdout_error"] == pytest.approx(1 - alone.score(np.array([["thing05", "thing06", "thing07"]])))
+    (folder / "weightless.csv").write_text("anchor,closer,farther,weight\n0,1,2,0\n1,2,0,0\n")
     for test_file, args, fragments in [
             (folder / "unknown.csv", (folder / "named.csv",),
              ["unknown.csv: 1 of 2 test comparisons have an object that occurs in no comparison of",
@@ -155,7 +156,10 @@ def test_test_file_is_scored_by_name_or_index_as_the_training_file(files, spam):
                                                                "(the first: 99): nothing to score"]),
             (folder / "named_test.csv", (csv,), ["named_test.csv", "names its objects but", "numbers them"]),
             (test_csv, (csv, "--holdout", 0.2), ["--test", "--holdout 0.2", "one or the other"]),
-            (folder / "missing.csv", (csv,), ["missing.csv", "no such file"])]:
+            (folder / "missing.csv", (csv,), ["missing.csv", "no such file"]),
+            # was "all comparison weights are zero: nothing to fit", of the file to score
+            (folder / "weightless.csv", (csv,), ["weightless.csv: all comparison weights are zero (a comparison of "
+                                                 "weight 0 counts for nothing)"])]:
         one_line_error(run(*args, "--out", folder / "no", "--test", test_file, "--method", "soe"), *fragments)
     assert not (folder / "no").exists()
 
@@ -507,6 +511,7 @@ def write(folder, text, name="bad.csv"):
     ("0,1,2\n0,1,2,3\n", "line 2"),
     ("", "empty"),
     ("foo,bar,baz\n0,1,2\n", "unknown columns"),
+    ("anchor,closer,farther,weight\n0,1,2,0\n1,2,0,0\n", "all comparison weights are zero"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, text, problem):
     bad = write(tmp_path, text)

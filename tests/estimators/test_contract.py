@@ -130,6 +130,20 @@ def test_an_unfitted_estimator_says_so(name):
 
 
 @pytest.mark.parametrize("name", ["robust", "soe"])
+def test_a_score_with_every_weight_zero_is_refused(name):
+    """It was NaN, silently (0 / 0); one zero among others still scores the rest."""
+    triplets = np.array([[0, 1, 2], [1, 2, 0], [2, 0, 1], [3, 0, 1], [0, 3, 2]] * 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = build(name).fit(triplets)
+    with pytest.raises(ValueError, match="every comparison's weight is zero"):
+        est.score(triplets, sample_weight=np.zeros(len(triplets)))
+    weight = np.zeros(len(triplets))
+    weight[0] = 1
+    assert est.score(triplets, sample_weight=weight) == est.score(triplets[:1])
+
+
+@pytest.mark.parametrize("name", ["robust", "soe"])
 def test_named_objects_are_scored_by_name_not_by_position(name):
     rng = np.random.default_rng(3)
     X = rng.normal(size=(12, 2))

@@ -807,7 +807,8 @@ class ComparisonsBuilder:
         lay, (names, renumber) = self.layout, self.ids.finish()
         weight = _joined(self.weights) if self.weights else None
         if weight is not None and not (weight > 0).any():
-            raise InvalidComparisonsError(f"{self.source}: all comparison weights are zero: nothing to fit")
+            raise InvalidComparisonsError(f"{self.source}: all comparison weights are zero (a comparison of weight 0 "
+                                          "counts for nothing)")
         codes = _joined_codes(self.codes, renumber, triplets=lay.kind == "triplets")
         if self.index_base and names is None:  # objects keep the file's numbers as names: "1", "2", ...
             n = self.n_objects if self.n_objects is not None else int(codes.max()) + 1

@@ -375,6 +375,8 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         start's, so the embedding's answer on it is arbitrary), with a ``DataWarning`` that counts them: a
         split by rows or by query can leave an object's every comparison on the scored side."""
         comparisons = self._query(X, y, sample_weight)  # first: unfitted, it raises NotFittedError
+        if not comparisons.weight.sum() > 0:  # was NaN, silently
+            raise ValueError("score: every comparison's weight is zero, so there is nothing to score")
         warn_unfitted_objects(self.graph_.comparisons, comparisons, "scored")
         return agreement(self.embedding_, comparisons)
 
