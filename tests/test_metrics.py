@@ -7,8 +7,8 @@ from roembed.data import Comparisons
 from roembed.metrics import (contradicted, describe_flags_by_vote, flags_by_vote, intransitive_share, knn_agreement,
                              margin_summary, margins, object_residuals, outlier_precision_recall, procrustes,
                              procrustes_align,
-                             procrustes_disparity, procrustes_error, set_precision_recall, triplet_error,
-                             wilson_interval)
+                             procrustes_disparity, procrustes_error, satisfied, set_precision_recall,
+                             triplet_error, wilson_interval)
 
 
 def _points(n=30, p=3, seed=0):
@@ -198,3 +198,28 @@ def test_stable_argsort_is_numpys_stable_order(seed):
     cases.append(mixed)
     for values in cases:
         np.testing.assert_array_equal(stable_argsort(values), np.argsort(values, kind="stable"))
+
+
+def test_an_embedding_that_cannot_answer_the_comparisons_is_refused():
+    """The distances are read by a compiled loop without bounds checks: comparisons naming objects past X's last
+    row read other memory (a triplet error of 0.5 from 5 rows for 9 objects), and NaN coordinates counted as
+    violations (error 1.0); a confidence of 2 gave the interval (nan, nan)."""
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    triplets = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8]])
+    for call in (triplet_error, margins, satisfied):
+        with pytest.raises(ValueError, match="the comparisons name object 8, but X has 5 rows"):
+            call(X[:5], triplets)
+        bad = X.copy()
+        bad[3, 1] = np.nan
+        with pytest.raises(ValueError, match=r"X has 1 NaN or infinite coordinate \(the first in row 3\)"):
+            call(bad, triplets)
+        with pytest.raises(ValueError, match=r"shape \(n_objects, n_components\), got shape \(10,\)"):
+            call(X[:, 0], triplets)
+    # n_objects above the rows, every index within them: answered
+    assert triplet_error(X[:9], Comparisons(triplets, n_objects=12)).value == triplet_error(X, triplets).value
+    for confidence in (2, 0, float("nan")):
+        with pytest.raises(ValueError, match="confidence must be in"):
+            triplet_error(X, triplets, confidence=confidence)
+    with pytest.raises(ValueError, match=r"reference has coordinates that are NaN or infinite \(the first in row 3\)"):
+        procrustes_error(bad, X)  # was LinAlgError "SVD did not converge"
+    assert np.isnan(procrustes_error(np.zeros_like(X), X))  # no radius to relate to, as documented

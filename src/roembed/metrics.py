@@ -30,7 +30,8 @@ import pandas as pd
 from scipy import sparse
 from scipy.stats import norm
 
-from .data import as_comparisons
+from .data import Comparisons, as_comparisons
+from .data.validation import count_noun
 from ._kernels import NUMPY_ORDER_MAX, satisfied_votes
 from ._threads import in_blocks
 from .objective import QUADRUPLET_CHUNK, quadruplet_distances
@@ -69,9 +70,30 @@ def wilson_interval(successes, n, confidence: float = 0.95):
     return low, high
 
 
+def _embedding_and_comparisons(X, comparisons) -> tuple[np.ndarray, Comparisons]:
+    """``X`` as a float (n, p) array of finite coordinates with a row for every object ``comparisons`` names,
+    and the comparisons; anything else raises.  The distances are read by a compiled loop without bounds
+    checks: an object past the last row read other memory (a triplet error of 0.5 from 5 rows for 9 objects),
+    and a NaN coordinate counted as a violated comparison."""
+    comparisons = as_comparisons(comparisons)
+    X = np.asarray(X, float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be an embedding of shape (n_objects, n_components), got shape {X.shape}")
+    finite = np.isfinite(X)
+    if not finite.all():
+        raise ValueError(f"X has {count_noun(int((~finite).sum()), 'NaN or infinite coordinate')} "
+                         f"(the first in row {int(np.flatnonzero(~finite.all(axis=1))[0])})")
+    if comparisons.n_objects > len(X):
+        top = int(comparisons.quadruplets.max())
+        if top >= len(X):
+            raise ValueError(f"the comparisons name object {top}, but X has {len(X)} rows (one per object)")
+    return X, comparisons
+
+
 def satisfied(X, comparisons) -> np.ndarray:
     """Per response: True when the embedding ``X`` satisfies it (``d(i, j) < d(l, k)``)."""
-    d_near, d_far = quadruplet_distances(np.asarray(X, float), as_comparisons(comparisons).quadruplets)
+    X, comparisons = _embedding_and_comparisons(X, comparisons)
+    d_near, d_far = quadruplet_distances(X, comparisons.quadruplets)
     return d_near < d_far
 
 
@@ -173,6 +195,8 @@ def triplet_error(X, comparisons, confidence: float = 0.95) -> Interval:
     effective size :math:`n = (\sum_q w_q)^2 / \sum_q w_q^2`.  On distinct triplets with
     unit weights this is the plain Wilson interval of the error rate.
     """
+    if not 0.0 < confidence < 1.0:  # 2 (or NaN) gave the interval (nan, nan)
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     comparisons = as_comparisons(comparisons)
     wrong = ~satisfied(X, comparisons)
     query = comparisons.aggregate().response_query
@@ -194,8 +218,7 @@ def margins(X, comparisons, normalize: bool = True) -> np.ndarray:
     (a margin of -0.1 is a violation by a tenth of a typical squared distance).  Their
     distribution is the analogue of PyMDE's distortions.
     """
-    comparisons = as_comparisons(comparisons)
-    X = np.asarray(X, float)
+    X, comparisons = _embedding_and_comparisons(X, comparisons)
     d_near, d_far = quadruplet_distances(X, comparisons.quadruplets)
     m = d_far - d_near
     if normalize:
@@ -312,6 +335,10 @@ def procrustes(reference, X, scaling: bool = True) -> ProcrustesFit:
     Y, X = np.asarray(reference, float), np.asarray(X, float)
     if Y.ndim != 2 or X.ndim != 2 or len(Y) != len(X):
         raise ValueError(f"embeddings of the same objects needed, got shapes {Y.shape} and {X.shape}")
+    for name, Z in (("reference", Y), ("X", X)):
+        if not np.isfinite(Z).all():  # was LinAlgError "SVD did not converge"
+            raise ValueError(f"{name} has coordinates that are NaN or infinite "
+                             f"(the first in row {int(np.flatnonzero(~np.isfinite(Z).all(axis=1))[0])})")
     p = max(Y.shape[1], X.shape[1])
     Y, X = _pad(Y, p), _pad(X, p)
     mx, my = X.mean(axis=0), Y.mean(axis=0)
@@ -332,7 +359,7 @@ def procrustes_error(reference, X, scaling: bool = True) -> float:
 
     :math:`\sqrt{\sum_i \|\hat x_i - y_i\|^2 / \sum_i \|y_i - \bar y\|^2}`: 0 for a rotated,
     reflected, shifted and (with ``scaling``) rescaled copy; 1 for an unrelated embedding
-    shrunk to the centroid.
+    shrunk to the centroid; NaN when every point of ``reference`` lies at one place (no radius to relate to).
     """
     Y = np.asarray(reference, float)
     aligned = procrustes_align(Y, X, scaling)
