@@ -98,6 +98,11 @@ def test_reliability_weights_rule():
     np.testing.assert_allclose(w.loc[["a", "b", "c", "d"]], [1.0, 1.0, 0.05 / 0.2, 0.01])
     chance = table.assign(agreement=0.5)
     assert (reliability_weights(chance) == 1.0).all()
+    with pytest.raises(ValueError, match="annotator_reliability's table; it lacks agreement, agreement_high"):
+        reliability_weights(table[["annotator"]])  # was KeyError 'agreement'
+    for bad in (-0.1, 1.5, float("nan")):  # NaN weighted every annotator NaN
+        with pytest.raises(ValueError, match=r"min_weight must be in \[0, 1\]"):
+            reliability_weights(table, min_weight=bad)
     assert suspect_threshold([0.9, 0.7, 0.3]) == pytest.approx(0.6)
 
 

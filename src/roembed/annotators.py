@@ -64,6 +64,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .data import annotator_index, annotator_units, as_comparisons
+from .data.validation import RowLocator, check_annotators, check_positions
 from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
 
@@ -179,6 +180,11 @@ def position_bias(position, annotator, *, n_positions: int | None = None, fdr: f
     if position.shape != annotator.shape or position.ndim != 1:
         raise ValueError(f"position and annotator must be 1-d and of one length, got {position.shape} and "
                          f"{annotator.shape}")
+    if not 0.0 < fdr < 1.0:
+        raise ValueError(f"fdr must be in (0, 1), got {fdr!r}")
+    # the checks Comparisons makes: a missing id (NaN) was one more annotator, "nan"; -1 or 0.5 a position
+    position = check_positions(position, len(position), RowLocator())
+    annotator = check_annotators(annotator, len(annotator), RowLocator())
     positions, pos = np.unique(position, return_inverse=True)
     k = int(n_positions or len(positions))
     if k < 2 or len(positions) > k:
@@ -323,6 +329,11 @@ def reliability_weights(table: pd.DataFrame, min_weight: float = 1e-3) -> pd.Ser
     worse: systematic flippers) drop to ``min_weight``; few votes -> wide interval
     -> benefit of the doubt.
     """
+    missing = [c for c in ("annotator", "agreement", "agreement_high") if c not in getattr(table, "columns", ())]
+    if missing:  # was KeyError 'agreement'
+        raise ValueError(f"table must be annotator_reliability's table; it lacks {', '.join(missing)}")
+    if not 0.0 <= min_weight <= 1.0:  # NaN weighted every annotator NaN
+        raise ValueError(f"min_weight must be in [0, 1], got {min_weight!r}")
     ref = float(np.nanmedian(table["agreement"]))
     if ref <= CHANCE_AGREEMENT:
         logger.warning("median annotator agreement %.3f is at chance level: no reweighting", ref)

@@ -41,6 +41,18 @@ def test_bad_positions_name_the_row(position, message):
         Comparisons([[0, 1, 2], [1, 2, 0], [2, 0, 1]], position=position)
 
 
+@pytest.mark.parametrize("position, annotator, kwargs, message", [
+    ([0, 1, -1], ["a", "b", "c"], {}, "row 2: position is -1, expected a whole number >= 0"),  # was a position "-1"
+    ([0, 0.5, 1], ["a", "b", "c"], {}, "row 1: position is 0.5"),
+    ([0, 1, 1], ["a", None, "c"], {}, "row 1: annotator id is missing"),  # was one more annotator, "None"
+    ([0, 1, 1], [1.0, np.nan, 2.0], {}, "row 1: annotator id is missing"),
+    ([0, 1, 1], ["a", "b", "c"], {"fdr": 2}, r"fdr must be in \(0, 1\), got 2"),  # was accepted: all lazy
+])
+def test_position_bias_checks_its_answers_as_comparisons_are_checked(position, annotator, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        position_bias(np.array(position), np.array(annotator, dtype=object), **kwargs)
+
+
 def test_files_give_positions_where_they_say_them(tmp_path):
     odd = tmp_path / "odd.csv"
     odd.write_text("a,b,c,odd_position,subject\n0,1,2,3,s1\n3,1,0,1,s2\n")
