@@ -131,8 +131,10 @@ def test_reweighting_downweights_spammers_and_stops(spam):
 def test_reweighting_round_limit_and_bad_params(spam):
     once = fit_with_annotator_reweighting(RobustOrdinalEmbedding(2, random_state=0, annotators=None), spam.train, max_rounds=0)
     assert once.n_rounds == 1 and (once.annotator_weight == 1).all()
-    for bad in ({"max_rounds": -1}, {"max_rounds": 1.5}, {"min_weight": 2.0}):
-        with pytest.raises(ValueError):
+    for bad, message in (({"max_rounds": -1}, "max_rounds"), ({"max_rounds": 1.5}, "max_rounds"),
+                         ({"min_weight": 2.0}, "min_weight"),
+                         ({"tol": float("nan")}, "tol must be"), ({"tol": -1}, "tol must be")):  # ran every round
+        with pytest.raises(ValueError, match=message):
             fit_with_annotator_reweighting(RobustOrdinalEmbedding(), spam.train, **bad)
 
 

@@ -393,6 +393,8 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
         raise ValueError("annotator reweighting needs comparisons with annotator ids")
     if not (isinstance(max_rounds, (int, np.integer)) and max_rounds >= 0):
         raise ValueError(f"max_rounds must be a non-negative integer, got {max_rounds!r}")
+    if not 0.0 <= tol < np.inf:  # NaN or -1 never stopped early: every round ran
+        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}")
     if not 0.0 <= min_weight <= 1.0:
         raise ValueError(f"min_weight must be in [0, 1], got {min_weight!r}")
     log = log or logger.info

@@ -235,8 +235,16 @@ def test_odd_one_out_gives_two_triplets_per_answer():
 
 
 def test_odd_one_out_bad_inputs_name_the_answer():
-    with pytest.raises(InvalidComparisonsError, match="row 1: the three objects shown are not distinct"):
+    # the objects printed as numbers (numpy 2 printed "shown (np.int64(0), ...")
+    with pytest.raises(InvalidComparisonsError, match=r"row 1: the three objects shown are not distinct: "
+                                                      r"shown \(0, 1, 1\), odd 0$"):
         from_odd_one_out([[0, 1, 2], [0, 1, 1]], [0, 0])
+    # metadata counted per answer (was "got 2 annotator values for 4 comparisons" for one id too few)
+    for key, values in (("annotator", ["p"]), ("weight", [1.0]), ("gold", [1, 0, 1])):
+        with pytest.raises(InvalidComparisonsError, match=f"got {len(values)} {key} values for 2 answers"):
+            from_odd_one_out([[0, 1, 2], [1, 2, 3]], [0, 1], **{key: values})
+    with pytest.raises(TypeError, match="extra must be a mapping"):  # was "truth value ... is ambiguous"
+        from_odd_one_out([[0, 1, 2], [1, 2, 3]], [0, 1], extra=np.ones(2))
     with pytest.raises(InvalidComparisonsError, match="row 0: the odd-one-out position is not 0, 1 or 2"):
         from_odd_one_out([[0, 1, 2]], [3])
     # positions counted from 1 (THINGS, MATLAB exports): the line says so

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .comparisons import Comparisons
-from .validation import InvalidComparisonsError, RowLocator, _first, check_weights, index_array
+from .validation import InvalidComparisonsError, RowLocator, _first, check_extra, check_weights, index_array
 
 __all__ = ["from_odd_one_out", "from_rank_trials"]
 
@@ -63,6 +63,7 @@ def from_odd_one_out(
     wrong, as one wrong unit, in the annotator model.
     """
     where = where or RowLocator()
+    check_extra(extra)
     shown = np.asarray(shown)
     if shown.ndim != 2 or shown.shape[1] != 3:
         raise InvalidComparisonsError(f"odd-one-out answers need (m, 3) shown objects, got shape {shown.shape}")
@@ -76,7 +77,14 @@ def from_odd_one_out(
     for mask, reason in problems:
         if mask.any():
             r = _first(mask)
-            raise InvalidComparisonsError(f"{where(r)}: {reason}: shown {tuple(shown[r])}, odd {odd[r]}")
+            raise InvalidComparisonsError(f"{where(r)}: {reason}: shown {tuple(int(v) for v in shown[r])}, "
+                                          f"odd {int(odd[r])}")  # numpy 2 printed np.int64(2)
+    for name, values in (("weight", weight), ("annotator", annotator), ("timestamp", timestamp),
+                         ("response_time", response_time), ("gold", gold),
+                         *((f"extra column {k!r}", v) for k, v in (extra or {}).items())):
+        if values is not None and np.size(values) != len(shown):  # was counted in triplets, two per answer
+            raise InvalidComparisonsError(f"got {np.size(values)} {name} values for {len(shown)} answers "
+                                          "(one per answer)")
     if weight is not None:
         weight = check_weights(weight, len(shown), where)
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 import copy
 import os
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
-from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_gold, check_n_objects,
-                         check_positions, check_quadruplets, check_weights, count_noun, index_array, names_sequence,
-                         per_comparison_shape)
+from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_extra, check_gold,
+                         check_n_objects, check_positions, check_quadruplets, check_weights, count_noun, index_array,
+                         names_sequence, per_comparison_shape)
 
 
 def index_dtype(largest: int):
@@ -255,9 +255,7 @@ class Comparisons:
         self._meta["gold"] = None if gold is None else _readonly(check_gold(gold, m, where))
         self._meta["position"] = None if position is None else _readonly(check_positions(position, m, where))
         self._extra = {}
-        if extra is not None and not isinstance(extra, Mapping):  # an array was "truth value ... is ambiguous"
-            raise TypeError(f"extra must be a mapping of column names to values, one per comparison; got "
-                            f"{type(extra).__name__}")
+        check_extra(extra)
         for name, values in dict(extra or {}).items():
             name = str(name)
             if name in self._meta or name in ("weight", "i", "j", "l", "k"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -254,6 +255,14 @@ def check_gold(gold, m: int, where: RowLocator | None = None) -> np.ndarray:
         raise InvalidComparisonsError(f"{where(r)}: gold is {g[r]:g}, expected 1 (right), 0 (wrong) or empty "
                                       "(not a known-answer question)")
     return g
+
+
+def check_extra(extra) -> None:
+    """Raises unless ``extra`` is None or a mapping of column names to values (an array was "the truth value
+    of an array ... is ambiguous"; 0 was taken for no columns)."""
+    if extra is not None and not isinstance(extra, Mapping):
+        raise TypeError(f"extra must be a mapping of column names to values, one per comparison; got "
+                        f"{type(extra).__name__}")
 
 
 def check_n_objects(n_objects) -> None:
