@@ -298,3 +298,12 @@ def test_names_differing_only_in_case_are_warned_by_the_fit():
     assert len(est.embedding_) == 5  # Dog, cat, cow, dog, hen
     graph = SOE(1, random_state=0).fit(np.char.lower(rows)).graph_
     assert not any("case" in p for p in data_problems(graph))
+
+
+def test_messages_print_object_numbers_as_numbers():
+    """Under numpy 2 a tuple of an array's row printed as "(np.int64(0), np.int64(1), ...)"."""
+    from roembed.report.page import AxesError
+
+    with pytest.raises(InvalidComparisonsError, match=r"row 0 is a quadruplet, not a triplet: \(0, 1, 2, 3\)$"):
+        Comparisons([[0, 1, 2, 3], [0, 1, 0, 2]]).triplets
+    assert str(AxesError(np.array([0, 5]), 2)).endswith("got (0, 5)")

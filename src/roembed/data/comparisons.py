@@ -325,7 +325,8 @@ class Comparisons:
         """(m, 3) array ``(i, j, k)``; raises if some row is not a triplet."""
         if not self.is_triplet:
             r = int(np.flatnonzero(self._quads[:, 0] != self._quads[:, 2])[0])
-            raise InvalidComparisonsError(f"row {r} is a quadruplet, not a triplet: {tuple(self._quads[r])}")
+            raise InvalidComparisonsError(f"row {r} is a quadruplet, not a triplet: "
+                                          f"{tuple(self._quads[r].tolist())}")
         return self._quads[:, [0, 1, 3]]
 
     @cached_property

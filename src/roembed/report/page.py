@@ -32,7 +32,8 @@ class AxesError(ValueError):
     """Axes that are not two different coordinates of the fit (``axes``: the 0-based pair; ``p``: the dimension)."""
 
     def __init__(self, axes, p: int):
-        super().__init__(f"axes must be two different coordinates in 0..{p - 1}, got {tuple(axes)}")
+        shown = tuple(v.item() if isinstance(v, np.generic) else v for v in np.ravel(axes))  # not np.int64(5)
+        super().__init__(f"axes must be two different coordinates in 0..{p - 1}, got {shown}")
         self.axes, self.p = tuple(axes), p
 
 
