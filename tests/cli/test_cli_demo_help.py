@@ -65,6 +65,34 @@ def test_a_demo_rate_that_is_not_a_number_is_bad_input(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_demo_prints_warnings_in_its_words_and_no_nan_scores(tmp_path, monkeypatch):
+    """A warning of the fit came out as Python prints it ("/venv/bin/roembed:8: DataWarning: ... sys.exit(run())");
+    at --rate 0 the scores read "precision nan, recall nan"."""
+    import warnings
+
+    import roembed.experiments as experiments
+    from roembed.estimators.robust import RobustOrdinalEmbedding
+    from roembed.data.diagnostics import DataWarning
+
+    real, fit = experiments.make_synthetic, RobustOrdinalEmbedding.fit
+
+    def small(**kwargs):  # the demo's data, smaller
+        return real(**kwargs, n_objects=20, dim=2, n_train=400, n_validation=10, n_test=200, n_annotators=10)
+
+    def warning_fit(self, *args, **kwargs):
+        warnings.warn("a planted note about the data", DataWarning)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(experiments, "make_synthetic", small)
+    monkeypatch.setattr(RobustOrdinalEmbedding, "fit", warning_fit)
+    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path / "d"), "--quiet", "--rate", "0"])
+    assert result.exit_code == 0, result.output
+    assert "warning: a planted note about the data" in result.output and "DataWarning" not in result.output
+    assert "precision - (nothing flagged), recall - (nothing planted)" in result.output or (
+        "recall - (nothing planted)" in result.output and "precision 0.000" in result.output)
+    assert "nan" not in result.output
+
+
 def test_every_command_has_help_and_fit_demo_options_too():
     commands = list(walk(main))
     names = {" ".join(p) for p, _ in commands}

@@ -51,15 +51,15 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started, html_report=False
     from ..experiments import make_synthetic
     from ..metrics import contradicted, outlier_precision_recall, set_precision_recall
     from ..report.data import OUTPUT_FORMAT
-    from ._report import chosen_params, describe_choice, describe_comparison, make_estimator, progress, write_json, \
-        write_results
+    from ._report import chosen_params, collected_warnings, describe_choice, describe_comparison, make_estimator, \
+        progress, warning_lines, write_json, write_results
 
     data = make_synthetic(rate=rate, model=model, random_state=seed)
     click.echo(f"data: {data.train!r} ({model} contamination at rate {rate:g}); "
                f"{len(data.test)} held-out test triplets")
     estimator = make_estimator("robust", 10, seed=seed)
     fit_started = time.perf_counter()
-    with progress(not quiet, "fit"):
+    with collected_warnings() as caught, progress(not quiet, "fit"):  # Python printed them with its source line
         estimator.fit(data.train)
     fit_seconds = time.perf_counter() - fit_started
     test_error = 1.0 - estimator.score(data.test)
@@ -72,8 +72,12 @@ def _demo(folder, model, rate, seed, top, svg, quiet, started, html_report=False
                f"held-out triplet error {test_error:.4f}")
     if describe_choice(estimator):
         click.echo(describe_choice(estimator))
-    click.echo(f"flagged {flagged.sum()} of {len(flagged)} comparisons; against the planted truth: "
-               f"precision {precision:.3f}, recall {recall:.3f}")
+    for line in warning_lines(caught):
+        click.echo(line, err=True)
+    # nan read as a failure where nothing was flagged or nothing planted (--rate 0)
+    click.echo(f"flagged {flagged.sum()} of {len(flagged)} comparisons; against the planted truth: precision "
+               + (f"{precision:.3f}" if flagged.any() else "- (nothing flagged)") + ", recall "
+               + (f"{recall:.3f}" if wrong_edge.any() else "- (nothing planted)"))
     if top:
         click.echo("most suspicious comparisons (largest outlier shift gamma):")
         for _, row in estimator.outliers_.head(top).iterrows():
