@@ -307,3 +307,21 @@ def test_messages_print_object_numbers_as_numbers():
     with pytest.raises(InvalidComparisonsError, match=r"row 0 is a quadruplet, not a triplet: \(0, 1, 2, 3\)$"):
         Comparisons([[0, 1, 2, 3], [0, 1, 0, 2]]).triplets
     assert str(AxesError(np.array([0, 5]), 2)).endswith("got (0, 5)")
+
+
+def test_renumbering_and_stacking_name_what_does_not_fit():
+    named = Comparisons([[0, 1, 2], [3, 0, 1]], object_names=["a", "b", "c", "d"])
+    with pytest.raises(TypeError, match="object_names: got a text or path"):
+        named.renumbered("abcd")  # was taken as four one-letter names
+    with pytest.raises(InvalidComparisonsError, match="object_names name 'a' twice"):  # was pandas' InvalidIndexError
+        named.renumbered(["a", "b", "c", "d", "a"])
+    assert named.renumbered(["d", "c", "b", "a", "e"]).quadruplets.tolist() == [[3, 2, 3, 1], [0, 3, 0, 2]]
+    with pytest.raises(TypeError, match="concat takes Comparisons; part 1 is a list"):  # was an AttributeError
+        Comparisons.concat([named, [[0, 1, 2]]])
+    other = Comparisons([[0, 1, 2], [3, 0, 1]], object_names=["a", "b", "c", "x"])
+    with pytest.raises(InvalidComparisonsError, match="part 1 has other object names"):
+        Comparisons.concat([named, other])
+    with pytest.raises(InvalidComparisonsError, match="part 1 has 3 objects against 4"):
+        Comparisons.concat([named, Comparisons([[0, 1, 2]])])
+    with pytest.raises(InvalidComparisonsError, match="part 1 has object names where the other has none"):
+        Comparisons.concat([Comparisons([[0, 1, 2], [3, 0, 1]]), named])

@@ -376,7 +376,10 @@ class Comparisons:
         ``object_names_``), which must hold every named object that occurs here."""
         if self._object_names is None:
             raise InvalidComparisonsError("these comparisons have no object names")
-        target = tuple(str(name) for name in object_names)
+        target = names_sequence(object_names)  # "abcd" was four names
+        twice = pd.Index(target).duplicated()
+        if twice.any():  # was pandas' "Reindexing only valid with uniquely valued Index objects"
+            raise InvalidComparisonsError(f"object_names name {target[int(np.flatnonzero(twice)[0])]!r} twice")
         new_index = pd.Index(target).get_indexer(pd.Index(self._object_names))
         used = self.used_objects
         unknown = used[new_index[used] < 0]
@@ -487,8 +490,16 @@ class Comparisons:
         if not parts:
             raise InvalidComparisonsError("nothing to concatenate")
         first = parts[0]
-        if any(p.n_objects != first.n_objects or p.object_names != first.object_names for p in parts):
-            raise InvalidComparisonsError("can only concatenate comparisons over the same objects")
+        for r, part in enumerate(parts):
+            if not isinstance(part, Comparisons):  # was "'list' object has no attribute 'n_objects'"
+                raise TypeError(f"concat takes Comparisons; part {r} is a {type(part).__name__}")
+            if part.n_objects != first.n_objects or part.object_names != first.object_names:
+                differ = (f"{part.n_objects} objects against {first.n_objects}" if part.n_objects != first.n_objects
+                          else "other object names" if part.object_names and first.object_names
+                          else "object names where the other has none")
+                raise InvalidComparisonsError(f"can only concatenate comparisons over the same objects: part {r} "
+                                              f"has {differ} (Comparisons.renumbered puts named parts on one "
+                                              "numbering)")
         meta = {}
         for key in first._meta:
             vals = [p._meta[key] for p in parts]
