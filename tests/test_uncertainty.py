@@ -56,6 +56,19 @@ def test_bootstrap_covers_planted_points(boot):
     res.confidence = 0.9
 
 
+def test_points_that_are_not_one_per_object_in_the_map_are_refused(boot):
+    """A point (p,) was broadcast to every object; other shapes were numpy's "operands could not be broadcast"."""
+    data, res = boot
+    for points in (np.zeros(2), data.X_true[:10]):
+        with pytest.raises(ValueError, match=r"points must hold one point per object .* shape \(25, 2\); got"):
+            res.mahalanobis2(points)
+    with pytest.raises(ValueError, match="points have 3 coordinates and the map 2"):
+        res.coverage(np.c_[data.X_true, data.X_true[:, :1]])
+    assert res.coverage(data.X_true[:, :1]) >= 0  # fewer dimensions: padded by the alignment, as documented
+    with pytest.raises(ValueError, match=r"basis must be \(2, 2\)"):
+        res.ellipses_2d(np.eye(3)[:, :2])
+
+
 def test_bootstrap_tables(boot):
     data, res = boot
     objects = res.objects()

@@ -397,7 +397,7 @@ class UncertaintyRegions:
     def mahalanobis2(self, points) -> np.ndarray:
         """Squared Mahalanobis distance of each object's point (in the reference frame) from its region's centre
         (NaN without a region)."""
-        diff = np.asarray(points, float) - self.centres
+        diff = self._points(points) - self.centres
         cov, ok = self.covariances, self.has_region
         out = np.full(len(diff), np.nan)
         ridge = 1e-12 * np.trace(cov[ok], axis1=1, axis2=2)[:, None, None] * np.eye(cov.shape[1]) + 1e-300
@@ -409,8 +409,20 @@ class UncertaintyRegions:
         (e.g. the true positions) onto the full fit by Procrustes with scaling."""
         points = np.asarray(points, float)
         if align:
+            if points.ndim == 2 and points.shape[1] > self.embedding.shape[1]:
+                raise ValueError(f"points have {points.shape[1]} coordinates and the map {self.embedding.shape[1]}: "
+                                 "the regions cannot hold points of more dimensions than the map")
             points = procrustes(self.embedding, points).apply(points)
         return self.mahalanobis2(points) <= self.radius2
+
+    def _points(self, points) -> np.ndarray:
+        """``points`` as (n, p) floats, one row per object of the map (a shape mismatch was numpy's "operands could
+        not be broadcast", and one point (p,) was broadcast to every object)."""
+        points = np.asarray(points, float)
+        if points.shape != self.embedding.shape:
+            raise ValueError(f"points must hold one point per object in the map's {self.embedding.shape[1]} "
+                             f"coordinates, shape {self.embedding.shape}; got shape {points.shape}")
+        return points
 
     def coverage(self, points, align: bool = True) -> float:
         """Share of the used objects with a region whose (aligned) point lies in it."""
@@ -478,6 +490,9 @@ class UncertaintyRegions:
         coordinates), scaled so that ``x^T C^{-1} x <= 1`` is the shadow of the region (NaN without one)."""
         p = self.embedding.shape[1]
         V = np.eye(p)[:, :min(2, p)] if basis is None else np.asarray(basis, float)
+        if V.ndim != 2 or V.shape[0] != p or not 1 <= V.shape[1] <= 2:
+            raise ValueError(f"basis must be ({p}, 2): two directions in the map's {p} coordinates; got shape "
+                             f"{V.shape}")
         cov = np.einsum("pa,ipq,qb->iab", V, self.covariances, V) * self.radius2
         return self.centres @ V, cov
 
