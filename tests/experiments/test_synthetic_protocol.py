@@ -96,6 +96,23 @@ def test_bad_arguments():
         make_synthetic(n_objects=5, n_train=20, n_validation=20)
 
 
+@pytest.mark.parametrize("kwargs, message", [
+    ({"votes": (3, 2)}, r"votes must be \(fewest, most\) with fewest <= most, got \(3, 2\)"),  # "low >= high"
+    ({"votes": (1.5, 2)}, "votes must be an integer, got 1.5"),  # drew whole votes from a fraction
+    ({"votes": (0, 0)}, "votes must be >= 1, got 0"),  # "no comparisons: the input is empty"
+    ({"votes": 3}, "votes must be a pair"),  # "cannot unpack non-iterable int object"
+    ({"n_annotators": 0}, "n_annotators must be >= 1, got 0"),  # numpy's "high <= 0"
+    ({"dim": 0}, "dim must be >= 1, got 0"),  # went through: every object at one point
+    ({"n_train": -1}, "n_train must be >= 1, got -1"),  # "negative dimensions are not allowed"
+    ({"n_test": 0}, "n_test must be >= 1, got 0"),
+    ({"rate": float("nan")}, "rate must be a finite number, got nan"),
+    ({"rate": "x"}, "rate must be a number, got 'x'"),  # a TypeError from the comparison
+])
+def test_each_bad_argument_is_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_synthetic(**{**SMALL, **kwargs})
+
+
 def test_same_seed_same_points_at_every_rate():
     a = make_synthetic(**SMALL, rate=0.0, random_state=9)
     b = make_synthetic(**SMALL, rate=0.25, model="unanimous", random_state=9)

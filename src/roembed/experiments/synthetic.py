@@ -32,6 +32,7 @@ import numpy as np
 from .._random import as_random_state
 from ..data import Comparisons
 from ..data.validation import count_noun
+from ..estimators.base import check_param
 from ..metrics import contradicted
 
 CONTAMINATION_MODELS = ("vote", "majority", "unanimous", "spammers")
@@ -106,8 +107,22 @@ def make_synthetic(
     """
     if model not in CONTAMINATION_MODELS:
         raise ValueError(f"unknown contamination model {model!r}; choose one of {CONTAMINATION_MODELS}")
+    check_param("rate", rate)
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"contamination rate must be in [0, 1], got {rate}")
+    # each was numpy's words ("high <= 0", "low >= high", "negative dimensions are not allowed") or went through:
+    # dim=0 put every object at one point, votes=(1.5, 2) drew whole votes from a fraction
+    for name, value, low in (("n_objects", n_objects, 3), ("dim", dim, 1), ("n_train", n_train, 1),
+                             ("n_validation", n_validation, 1), ("n_annotators", n_annotators, 1)):
+        check_param(name, value, low=low, integer=True)
+    if n_test is not None:
+        check_param("n_test", n_test, low=1, integer=True)
+    if np.ndim(votes) != 1 or len(votes) != 2:
+        raise ValueError(f"votes must be a pair (fewest, most) of votes per training triplet, got {votes!r}")
+    for value in votes:
+        check_param("votes", value, low=1, integer=True)
+    if votes[0] > votes[1]:
+        raise ValueError(f"votes must be (fewest, most) with fewest <= most, got {tuple(votes)}")
     rng = as_random_state(random_state)
     X = rng.standard_normal((n_objects, dim)) / np.sqrt(20.0)
     queries = all_triplet_queries(n_objects)
