@@ -145,6 +145,19 @@ def test_frame_detects_triplet_column_names(columns):
     assert np.array_equal(c.triplets, TRIPLETS) and list(c.annotator) == list("aabbc")
 
 
+def test_frames_that_cannot_be_read_by_column_name_are_named():
+    frame = pd.DataFrame({"anchor": [0, 1], "closer": [1, 2], "farther": [2, 0]})
+    with pytest.raises(InvalidComparisonsError, match="input: column 'anchor' appears more than once"):
+        from_frame(pd.concat([frame, frame[["anchor"]]], axis=1))  # was "'DataFrame' object has no attribute 'dtype'"
+    for not_a_table in (frame["anchor"], frame.to_numpy()):  # was "... has no attribute 'columns'"
+        with pytest.raises(TypeError, match="from_frame takes a table with named columns"):
+            from_frame(not_a_table)
+    with pytest.raises(InvalidComparisonsError, match="'anchor' is the table's index, not a column: "
+                                                      r"frame.reset_index\(\) makes it one"):
+        from_frame(frame.set_index("anchor"))
+    assert from_frame(frame.set_index("anchor").reset_index()).quadruplets.tolist() == [[0, 1, 0, 2], [1, 2, 1, 0]]
+
+
 def test_frame_extra_columns_are_kept_or_mapped():
     frame = pd.DataFrame(TRIPLETS, columns=["anchor", "closer", "farther"]).assign(judge=1, notes=list("vwxyz"))
     c = from_frame(frame)

@@ -150,6 +150,10 @@ BAD_FILES = [
      "cannot be mixed in one file"),
     ("anchor,closer,farther\n0,1,2\n0,1,2,3\n", {}, "line 3: has 4 fields but line 1 has 3"),
     ("anchor,closer,farther\nant,bee,cat\nant,bee,yak\n", {"names": NAMES}, "line 3: unknown object name"),
+    # a repeated role: pandas read the second as "anchor.1", an extra column, and the first was fitted silently
+    ("anchor,closer,farther,anchor\n0,1,2,3\n", {}, "line 1: the header names column 'anchor' twice; which one "
+                                                    "holds it cannot be told"),
+    ("anchor,closer,farther,worker_id,Worker ID\n0,1,2,a,b\n", {}, "the header names column 'Worker ID' twice"),
 ]
 
 

@@ -204,6 +204,25 @@ def _norm(name) -> str:
     return str(name).strip().lower().replace(" ", "_").replace("-", "_")
 
 
+def _role_names() -> set[str]:
+    """Every column name roembed reads a role from: the formats' object columns, metadata, ties."""
+    names = {c for candidates in FORMATS.values() for cols in candidates for c in cols}
+    return names | {alias for aliases in METADATA.values() for alias in aliases} | set(TIE_COLUMNS)
+
+
+def repeated_role(columns: Sequence[str]) -> str | None:
+    """The first column name that repeats and names a role (:func:`_role_names`), or None: which ``anchor`` of
+    a header ``anchor,closer,farther,anchor`` is the anchor cannot be told (pandas read the second as
+    ``anchor.1``, kept it as an extra column and fitted the first, without a word)."""
+    seen, roles = set(), _role_names()
+    for column in columns:
+        name = _norm(column)
+        if name in seen and name in roles:
+            return str(column)
+        seen.add(name)
+    return None
+
+
 def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -> tuple[str, tuple[str, ...]]:
     """The format and its object columns (in canonical order) among normalised ``columns``; ``first_values``
     (some of the first rows' values) only shape the error's hint."""
@@ -220,8 +239,7 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
     looks_like_data = sum(str(c).lstrip("-+").isdigit() for c in columns) >= 3  # object indices, not names
     # three or four names, none a column name roembed knows, that recur as values below: objects' names in a first
     # row of data (a header "query,similar,dissimilar" over indices gets the renaming hint alone)
-    known = {c for candidates in FORMATS.values() for cols in candidates for c in cols}
-    known |= {alias for aliases in METADATA.values() for alias in aliases}
+    known = _role_names()
     names_as_header = (not looks_like_data and len(columns) in (3, 4) and not known & set(columns)
                        and bool(set(columns) & {_norm(v) for v in first_values}))
     mturk = [c for c in columns if str(c).startswith(("input.", "answer."))]  # Mechanical Turk batch results
@@ -939,7 +957,20 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
                                  on_invalid=on_invalid, odd_position_base=odd_position_base,
                                  index_base=index_base)
     frame = as_pandas(frame)
-    builder.add(frame, _index_locator(frame))
+    if not isinstance(frame, pd.DataFrame):  # a Series or an array was "... has no attribute 'columns'"
+        raise TypeError(f"from_frame takes a table with named columns (pandas, polars, pyarrow); got "
+                        f"{type(frame).__name__} (rows of object indices: Comparisons(rows) or as_comparisons(rows))")
+    twice = frame.columns[frame.columns.duplicated()]
+    if len(twice):  # was "'DataFrame' object has no attribute 'dtype'"
+        raise InvalidComparisonsError(f"input: column {twice[0]!r} appears more than once")
+    try:
+        builder.add(frame, _index_locator(frame))
+    except InvalidComparisonsError as exc:
+        indexed = [n for n in frame.index.names if n is not None and _norm(n) in _role_names()]
+        if indexed and "unknown columns" in str(exc):  # frame.set_index("anchor"): its column is the index now
+            raise InvalidComparisonsError(f"{exc}; {indexed[0]!r} is the table's index, not a column: "
+                                          "frame.reset_index() makes it one") from None
+        raise
     comparisons, report = builder.finish()
     return (comparisons, report) if return_report else comparisons
 

@@ -32,7 +32,7 @@ from .._io import atomic_path, atomic_write, missing_file
 from .._optional import import_optional
 from .._warn import warn
 from .comparisons import Comparisons
-from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, is_tensor, to_frame
+from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, is_tensor, repeated_role, to_frame
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -366,6 +366,10 @@ def _header(first: str, name: Path, path: Path, columns, sep: str | None = None,
         if headerless and len(fields) != len(columns):
             raise InvalidComparisonsError(f"{path} line {number}: has {len(fields)} columns but {len(columns)} column "
                                           f"names were given ({','.join(map(str, columns))})")
+    repeated = None if headerless else repeated_role([f.strip('"') for f in fields])
+    if repeated is not None:
+        raise InvalidComparisonsError(f"{path} line {number}: the header names column {repeated!r} twice; which one "
+                                      "holds it cannot be told: rename or remove the other")
     if headerless and not isinstance(columns, (list, tuple)):
         if len(fields) not in _HEADERLESS:
             raise _WidthError(
