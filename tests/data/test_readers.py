@@ -52,6 +52,14 @@ def test_compressed_tsv_keeps_its_separator_and_bad_archives_are_named(tmp_path)
                                                       r"b.csv; extract the one to read \(unzip -p .*two.zip a.csv \| "
                                                       r"roembed fit - ...\)"):
         read_comparisons(two)
+    # an archive inside: a .zip was "a zip archive under another name", a .csv.gz "a binary file, not text"
+    for inner, payload in (("votes.zip", two.read_bytes()), ("votes.csv.gz", gzip.compress(TEXT.encode()))):
+        outer = tmp_path / "outer.zip"
+        with zipfile.ZipFile(outer, "w") as archive:
+            archive.writestr(inner, payload)
+        with pytest.raises(InvalidComparisonsError, match=f"outer.zip: holds {inner}, itself an archive or "
+                                                          f"compressed: unzip outer.zip first and read {inner}"):
+            read_comparisons(outer)
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])

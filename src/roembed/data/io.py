@@ -68,6 +68,11 @@ def _zip_member(archive, path: Path):
         listed = ", ".join(m.filename for m in members[:4]) or "nothing"
         how = f"; extract the one to read (unzip -p {path} {members[0].filename} | roembed fit - ...)" if members else ""
         raise InvalidComparisonsError(f"{path}: a .zip must hold exactly one file, it holds {listed}{how}")
+    inner = Path(members[0].filename)
+    if inner.suffix.lower() in _COMPRESSED or inner.name.lower().endswith((".tar", ".tgz")):
+        # a .zip inside was called "a zip archive under another name"; a .csv.gz inside was read as text
+        raise InvalidComparisonsError(f"{path}: holds {members[0].filename}, itself an archive or compressed: unzip "
+                                      f"{path.name} first and read {inner.name}")
     return members[0]
 
 
