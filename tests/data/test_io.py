@@ -39,7 +39,7 @@ def _write(tmp_path, text, name="c.csv"):
 
 
 @pytest.mark.parametrize("quads", [TRIPLETS, QUADS])
-@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet"])
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet", ".csv.gz", ".tsv.bz2", ".csv.xz"])
 def test_round_trip_with_names_and_metadata(tmp_path, quads, suffix):
     if suffix == ".parquet":
         pytest.importorskip("pyarrow")
@@ -48,6 +48,22 @@ def test_round_trip_with_names_and_metadata(tmp_path, quads, suffix):
     back = read_comparisons(path) if suffix == ".parquet" else read_comparisons(path, names=tmp_path / "names.txt")
     _same(back, c)
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]  # atomic write leaves no temporaries
+
+
+def test_write_refuses_names_of_formats_it_does_not_write(tmp_path):
+    """It wrote CSV text under any name: a .json, .npz, .xlsx or .zip that read_comparisons (or Excel) could not
+    read, a .csv.gz that was no gzip (compression is now written, see the round trip)."""
+    c = _comparisons(TRIPLETS)
+    for name in ("c.json", "c.npz", "c.mat", "c.feather", "c.xlsx", "c.zip", "c.parquet.gz"):
+        with pytest.raises(ValueError, match=f"c.{name.split('.', 1)[1]}: write_comparisons writes CSV/TSV"):
+            write_comparisons(c, tmp_path / name)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError, match="folder: is a folder; give the file to write"):
+        write_comparisons(c, tmp_path / "folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]  # nothing written, no temporaries
+    # rows of indices are taken as Comparisons are (was "'list' object has no attribute 'is_triplet'")
+    assert read_comparisons(write_comparisons([[0, 1, 2], [1, 2, 0]], tmp_path / "r.txt")).triplets.tolist() == \
+        [[0, 1, 2], [1, 2, 0]]
 
 
 @pytest.mark.parametrize("first", ["0", "name", "Smith, J.", "a\tb"])

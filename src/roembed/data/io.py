@@ -18,6 +18,7 @@ import gzip
 import io
 import json
 import lzma
+import os
 import re
 import warnings
 import zipfile
@@ -31,6 +32,7 @@ import pandas as pd
 from .._io import atomic_path, atomic_write, missing_file
 from .._optional import import_optional
 from .._warn import warn
+from .coerce import as_comparisons
 from .comparisons import Comparisons
 from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, is_tensor, repeated_role, to_frame
 from .validation import InvalidComparisonsError, RowLocator
@@ -1003,7 +1005,9 @@ def _repeated_files(paths: list[Path]) -> None:
 
 
 def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, names_path=None) -> Path:
-    """Writes comparisons atomically as CSV/TSV (by suffix) or Parquet; :func:`read_comparisons` reads them back.
+    """Writes comparisons atomically as CSV/TSV (by suffix; ``.gz``, ``.bz2`` or ``.xz`` after it compresses) or
+    Parquet; :func:`read_comparisons` reads them back.  Other suffixes that name a format (``.json``, ``.npz``,
+    ``.xlsx`` ...) are refused: the file would be CSV under their name.
 
     Columns are those of :func:`roembed.data.convert.to_frame`; with ``names=True``
     the object columns hold object names when there are any.  Parquet also stores
@@ -1012,8 +1016,19 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
     that a first name such as ``0``, ``name`` or ``Smith, J.`` is not read as a header or a table) and
     read them back with ``read_comparisons(path, names=names_path)`` for an exact round trip.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file path, got {type(path).__name__}")
     path = Path(path).expanduser()
-    frame = to_frame(comparisons, names=names)
+    compression = path.suffix.lower() if path.suffix.lower() in _OPENERS else None
+    inner = (path.with_suffix("") if compression else path).suffix.lower()
+    if path.is_dir():  # was the atomic rename's IsADirectoryError, naming a temporary file
+        raise IsADirectoryError(f"{path}: is a folder; give the file to write, e.g. {path / 'comparisons.csv'}")
+    if (inner in (*_ARROW, *_JSON, *_ARRAY_FILES, *_SPREADSHEETS, ".zip") or path.suffix.lower() == ".zip"
+            or compression and inner in _PARQUET):
+        # it wrote CSV text under any name: a .json, .npz or .xlsx that read_comparisons (or Excel) could not read
+        raise ValueError(f"{path}: write_comparisons writes CSV/TSV (.csv, .tsv, .txt; compressed as .gz, .bz2, .xz) "
+                         f"or Parquet (.parquet); not {path.suffix}")
+    frame = to_frame(as_comparisons(comparisons), names=names)
     if _is_parquet(path):
         pq = import_optional("pyarrow.parquet", f"writing {path}", "pip install 'roembed[parquet]'")
         pa = import_optional("pyarrow", f"writing {path}", "pip install 'roembed[parquet]'")
@@ -1023,8 +1038,13 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp)
     else:
-        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-        with atomic_write(path, newline="", encoding="utf-8") as fh:
+        sep = "\t" if inner in (".tsv", ".tab") else ","
+        with ExitStack() as stack:  # .csv.gz was plain text under a compressed name
+            fh = stack.enter_context(atomic_write(path, "wb" if compression else "w",
+                                                 **({} if compression else {"newline": "", "encoding": "utf-8"})))
+            if compression:
+                fh = stack.enter_context(io.TextIOWrapper(_OPENERS[compression](fh, "wb"), newline="",
+                                                          encoding="utf-8"))
             frame.to_csv(fh, index=False, sep=sep)
     if names_path is not None:
         if comparisons.object_names is None:
