@@ -1028,7 +1028,8 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
         # it wrote CSV text under any name: a .json, .npz or .xlsx that read_comparisons (or Excel) could not read
         raise ValueError(f"{path}: write_comparisons writes CSV/TSV (.csv, .tsv, .txt; compressed as .gz, .bz2, .xz) "
                          f"or Parquet (.parquet); not {path.suffix}")
-    frame = to_frame(as_comparisons(comparisons), names=names)
+    comparisons = as_comparisons(comparisons)
+    frame = to_frame(comparisons, names=names)
     if _is_parquet(path):
         pq = import_optional("pyarrow.parquet", f"writing {path}", "pip install 'roembed[parquet]'")
         pa = import_optional("pyarrow", f"writing {path}", "pip install 'roembed[parquet]'")
