@@ -307,6 +307,15 @@ def test_cv_second_round_refines_the_first_rounds_best(planted):
     assert cv.cv_results_["rank_test_score"][int(np.argmax(mean))] == 1 and params[cv.best_index_] == cv.best_params_
 
 
+def test_cv_refines_may_list_no_refinement(planted):
+    """refine=None is the estimator's "no refinement"; among refines it was float()'s TypeError."""
+    cv = RobustOrdinalEmbeddingCV(2, lams=[1.0], alphas=[1e-3], refines=[None, 2.0], weighting="majority",
+                                  validation=planted.validation, random_state=0).fit(planted.train)
+    params, mean = cv.cv_results_["params"], cv.cv_results_["mean_test_score"]
+    assert params[1] == {**params[0], "refine": None} and params[2] == {**params[0], "refine": 2.0}
+    assert mean[1] == mean[0]  # the same unrefined fit, scored alike
+
+
 def test_cv_bad_candidates(planted):
     with pytest.raises(ValueError, match="lam"):
         RobustOrdinalEmbeddingCV(2, lams=[]).fit(planted.train[:100])

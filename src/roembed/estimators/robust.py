@@ -846,7 +846,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         Further candidates for ``loss``, ``alpha`` and ``weighting`` (None: keep the single value).
     refines : sequence of float or None
         Slopes of the sigmoid refinement (``refine``), tried in a second round on the best
-        candidate of the first; it is kept only if it scores better (None: no second round).
+        candidate of the first; it is kept only if it scores better (None: no second round; a None among
+        the slopes is that best candidate unrefined).
     cv : int or splitter
         Folds when no ``validation`` set is given; an integer means that many folds of whole
         queries in a seeded shuffled order (:class:`~roembed.model_selection.GroupedKFold`).
@@ -958,7 +959,8 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         scores = self._scores(candidates, splits, pinned)
         if self.refines is not None:  # second round: the refinement of the first round's best
             first = candidates[int(np.nanargmax(scores.mean(axis=1)))]
-            refined = [{**first, "refine": float(r)} for r in self.refines]
+            # None (no refinement, as refine=None) was float()'s TypeError; it scores as the first round's best
+            refined = [{**first, "refine": None if r is None else float(r)} for r in self.refines]
             candidates = candidates + refined
             scores = np.vstack([scores, self._scores(refined, splits, pinned)])
         mean = scores.mean(axis=1)
