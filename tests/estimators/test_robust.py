@@ -263,6 +263,16 @@ def test_bad_torch_dtype(planted):
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match="dtype"):
         RobustOrdinalEmbedding(2, solver="torch", dtype="float16").fit(planted.train[:100])
+    # NumPy's dtypes name the same two (np.float32 was refused by its text, "<class 'numpy.float32'>")
+    fits = [RobustOrdinalEmbedding(2, solver="torch", dtype=dtype, max_iter=30, random_state=0).fit(planted.train[:100])
+            for dtype in ("float32", np.float32)]
+    assert np.array_equal(fits[0].embedding_, fits[1].embedding_)
+
+
+def test_dtype_is_checked_whatever_the_solver(planted):
+    """The default solver ignores dtype, and took "float16" without a word."""
+    with pytest.raises(ValueError, match=r"dtype must be one of \('float32', 'float64'\), got 'float16'"):
+        RobustOrdinalEmbedding(2, dtype="float16").fit(planted.train[:100])
 
 
 def test_refinement_reduces_error_under_reversed_comparisons(planted):

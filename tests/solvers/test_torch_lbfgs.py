@@ -117,6 +117,8 @@ def test_a_device_torch_does_not_know_is_named_with_the_ones_it_does():
                                            r"mps$"):
         resolve_device("gpu")
     assert resolve_device("cpu").type == "cpu"
+    with pytest.raises(RuntimeError, match="device 'meta' holds shapes, not numbers"):  # was Tensor.item()'s, mid-fit
+        resolve_device("meta")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -50,6 +50,7 @@ from ..model_selection import GroupedKFold, holdout_mask
 from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
+from ..solvers.torch_lbfgs import dtype_name  # (torch itself is imported by solver='torch' alone)
 from .base import check_init, check_n_jobs, check_param, given_start, is_table, table_rows
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
@@ -286,12 +287,11 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         check_param("validation_fraction", self.validation_fraction, low=0, low_open=True, high=0.9)
         if self.annotators not in ("auto", None):
             raise ValueError(f"annotators must be 'auto' or None, got {self.annotators!r}")
+        dtype_name(self.dtype)  # checked whatever the solver ("float16" went through the default's unchecked)
         if self.solver == "torch":
-            from ..solvers.torch_lbfgs import DTYPES, import_torch
+            from ..solvers.torch_lbfgs import import_torch
 
             import_torch()
-            if str(self.dtype) not in DTYPES:
-                raise ValueError(f"dtype must be one of {DTYPES}, got {self.dtype!r}")
 
     @property
     def two_sided(self) -> bool:
@@ -318,7 +318,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
             alpha = AUTO_ALPHA.get(loss.name, self.default_alpha) * self._ridge_scale()
         if refine_alpha is None or is_auto(refine_alpha):
             refine_alpha = DEFAULT_REFINE_ALPHA * self._ridge_scale()
-        options = dict(device=self.device, dtype=self.dtype) if self.solver == "torch" else {}
+        options = dict(device=self.device, dtype=dtype_name(self.dtype)) if self.solver == "torch" else {}
         return RobustSettings(
             lam=self.lam, alpha=float(alpha), plain_start=isinstance(self.init, str) and self.init == "plain",
             n_init=1, restart_agree=RESTART_AGREE if is_auto(self.n_init) else None,

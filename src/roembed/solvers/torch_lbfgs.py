@@ -39,6 +39,20 @@ from .lbfgs import SolverResult, two_loop_lbfgs
 DTYPES = ("float32", "float64")
 
 
+def dtype_name(dtype) -> str:
+    """``"float32"`` or ``"float64"`` for that dtype given as text, NumPy's (``np.float32``) or torch's; anything
+    else raises (``np.float32`` was refused by its text, "<class 'numpy.float32'>")."""
+    name = str(dtype).removeprefix("torch.")
+    if name not in DTYPES and not isinstance(dtype, str):
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            pass
+    if name not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
+    return name
+
+
 def import_torch():
     """``torch``, or an ImportError that says how to get it."""
     return import_optional("torch", "solver='torch'", "pip install 'roembed[torch]' (or pip install torch)",
@@ -52,6 +66,8 @@ def resolve_device(device=None):
         dev = torch.device(device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu"))
     except RuntimeError:  # torch's own words list two dozen device types
         raise RuntimeError(f"{device!r} is no device torch knows: cpu, cuda (or cuda:0, cuda:1, ...), mps") from None
+    if dev.type == "meta":  # was "Tensor.item() cannot be called on meta tensors", mid-fit
+        raise RuntimeError("device 'meta' holds shapes, not numbers: no fit can run on it (cpu, cuda, mps)")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {str(dev)!r} requested but torch sees no CUDA device")
     if dev.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
@@ -113,11 +129,9 @@ class TorchObjective:
     def __init__(self, objective: EdgeObjective, distances: PairDistances, device=None, dtype="float32",
                  chunk: int | None = None):
         torch = import_torch()
-        if str(dtype) not in DTYPES and dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be one of {DTYPES}, got {dtype!r}")
         self.torch = torch
         self.device = resolve_device(device)
-        self.dtype = getattr(torch, str(dtype).replace("torch.", ""))
+        self.dtype = getattr(torch, dtype_name(dtype))
         objects = np.asarray(objective.objects_of(distances))  # not kept on the caller's objective
         index = np.int32 if distances.n_objects < np.iinfo(np.int32).max else np.int64
 
