@@ -269,6 +269,13 @@ def test_bad_torch_dtype(planted):
     assert np.array_equal(fits[0].embedding_, fits[1].embedding_)
 
 
+def test_a_device_without_the_torch_solver_is_said_to_be_unused(planted):
+    """device="cuda" with the default solver fitted on the CPU without a word."""
+    with pytest.warns(UserWarning, match=r"device='cuda' applies to solver='torch' only: solver='lbfgs' runs on the "
+                                         r"CPU \(set solver='torch'"):
+        RobustOrdinalEmbedding(2, device="cuda", max_iter=30, random_state=0).fit(planted.train[:100])
+
+
 def test_dtype_is_checked_whatever_the_solver(planted):
     """The default solver ignores dtype, and took "float16" without a word."""
     with pytest.raises(ValueError, match=r"dtype must be one of \('float32', 'float64'\), got 'float16'"):
