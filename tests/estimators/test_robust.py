@@ -276,6 +276,12 @@ def test_a_device_without_the_torch_solver_is_said_to_be_unused(planted):
         RobustOrdinalEmbedding(2, device="cuda", max_iter=30, random_state=0).fit(planted.train[:100])
 
 
+def test_a_refinement_ridge_without_a_refinement_is_said_to_be_unused(planted):
+    with pytest.warns(UserWarning, match=r"refine_alpha=0.001 is the refinement's ridge, and refine=None skips the "
+                                         "refinement: it is not used"):
+        RobustOrdinalEmbedding(2, refine=None, refine_alpha=1e-3, max_iter=30, random_state=0).fit(planted.train[:100])
+
+
 def test_dtype_is_checked_whatever_the_solver(planted):
     """The default solver ignores dtype, and took "float16" without a word."""
     with pytest.raises(ValueError, match=r"dtype must be one of \('float32', 'float64'\), got 'float16'"):

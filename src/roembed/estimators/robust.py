@@ -288,6 +288,9 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if self.annotators not in ("auto", None):
             raise ValueError(f"annotators must be 'auto' or None, got {self.annotators!r}")
         dtype_name(self.dtype)  # checked whatever the solver ("float16" went through the default's unchecked)
+        if self.refine is None and self.refine_alpha is not None and not is_auto(self.refine_alpha):  # not used
+            warn(f"refine_alpha={self.refine_alpha!r} is the refinement's ridge, and refine=None skips the "
+                 "refinement: it is not used", UserWarning)
         if self.device is not None and self.solver != "torch":  # device="cuda" ran on the CPU without a word
             warn(f"device={self.device!r} applies to solver='torch' only: solver={self.solver!r} runs on the CPU "
                  "(set solver='torch' to fit on the device)", UserWarning)
