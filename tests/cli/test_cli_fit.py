@@ -307,6 +307,18 @@ def test_a_dash_reads_the_comparisons_from_standard_input_even_compressed(files,
     assert broken.returncode == 2 and broken.stderr.decode().strip().splitlines() == [
         "Error: /dev/stdin line 3: object index is missing: (1, 2, ) (--skip-invalid drops invalid rows and reports them)"]
     one_line_error(run("-", "--test", "-", "--out", tmp_path / "no"), "'-' (standard input) is given for two inputs")
+    # a piped .zip was told to "name it .zip", which a pipe cannot be
+    import io
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("votes.csv", csv.read_bytes())
+    zipped = subprocess.run([*command, "--out", str(tmp_path / "no")], input=archive.getvalue(), capture_output=True,
+                            env=env)
+    assert zipped.returncode == 2 and zipped.stderr.decode().strip().splitlines() == [
+        "Error: /dev/stdin: a zip archive, piped: give roembed the .zip by its name (roembed fit export.zip), or pipe "
+        "the one file inside it (unzip -p export.zip | roembed fit -)"]
     assert not (tmp_path / "no").exists()
 
 

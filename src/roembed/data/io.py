@@ -152,6 +152,9 @@ def _binary_format(head: bytes, name: Path) -> str | None:
         return "a Parquet file under another name: name it .parquet"
     if head.startswith(b"ARROW1\x00"):
         return "a Feather/Arrow file under another name: name it .feather"
+    if head.startswith(b"PK\x03\x04") and str(name).startswith(("/dev/", "/proc/")):  # a pipe has no name to fix
+        return ("a zip archive, piped: give roembed the .zip by its name (roembed fit export.zip), or pipe the one "
+                "file inside it (unzip -p export.zip | roembed fit -)")
     if head.startswith(b"PK\x03\x04") and name.suffix.lower() not in _SPREADSHEETS:
         return ("a zip archive under another name: name it .zip (it must hold the one comparisons file), or, "
                 "for a spreadsheet (.xlsx is a zip too), save the sheet as CSV")
