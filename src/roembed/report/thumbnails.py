@@ -45,7 +45,8 @@ def thumbnail_column(source, objects: pd.DataFrame, size: int = SIZE) -> list[st
         return [embed_image(p, size) if p is not None else "" for p in found]
     if isinstance(source, (str, Path)):  # a path, but no folder
         raise ValueError(f"{source}: {'a file, not a folder of images' if Path(source).exists() else 'no such folder'}"
-                         " (a folder of images named after the objects, or a list with one image per object)")
+                         " (a folder of images named after the objects; in Python, also a list with one image per "
+                         "object)")
     entries = list(source)
     if len(entries) != n:
         raise ValueError(f"got {len(entries)} thumbnails for {n} objects")
