@@ -77,6 +77,11 @@ def test_weights_enter_share_and_effective_count(fitted):
     assert width(uneven) > width(base)
     with pytest.raises(ValueError, match="weights"):
         annotator_reliability(fitted, weight=np.ones(m - 1))
+    with pytest.raises(ValueError, match="row 0: weight is negative"):  # was a weight of -n_votes in the table
+        annotator_reliability(fitted, weight=-np.ones(m))
+    for confidence in (2, float("nan")):  # went through to the intervals
+        with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+            annotator_reliability(fitted, confidence=confidence)
 
 
 def test_without_annotator_ids_is_an_error():

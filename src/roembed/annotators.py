@@ -64,7 +64,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .data import annotator_index, annotator_units, as_comparisons
-from .data.validation import RowLocator, check_annotators, check_positions
+from .data.validation import RowLocator, check_annotators, check_positions, check_weights
 from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
 
@@ -235,6 +235,8 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     """
     if not 0.0 < fdr < 1.0:
         raise ValueError(f"fdr must be in (0, 1), got {fdr!r}")
+    if not 0.0 < confidence < 1.0:  # 2 or NaN went through to the intervals
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if hasattr(estimator, "embedding_") and not hasattr(estimator, "outlier_mask_"):  # fitted, but flags nothing
         raise ValueError(f"annotator reliability needs a robust estimator's flags (RobustOrdinalEmbedding or ROE); "
                          f"{type(estimator).__name__} flags no comparison")
@@ -243,9 +245,8 @@ def annotator_reliability(estimator, *, weight=None, confidence: float = 0.95, f
     responses = graph.comparisons
     if responses.annotator is None:
         raise ValueError("annotator reliability needs comparisons with annotator ids")
-    w = responses.weight if weight is None else np.asarray(weight, dtype=np.float64)
-    if w.shape != (len(responses),):
-        raise ValueError(f"got {w.size} weights for {len(responses)} responses")
+    # checked as Comparisons checks weights: -1 was a weight of -50 in the table
+    w = responses.weight if weight is None else check_weights(weight, len(responses))
     ids, who = annotator_index(responses)
     n_ann = len(ids)
 

@@ -55,6 +55,9 @@ def test_padded_trials_per_trial_settings_and_metadata():
     ([[0, 1, 2], [3, 4, 5]], {"weight": [1.0]}, r"weight"),
     ([[0, 1, 2, 3]], {"n_select": 1.5}, r"row 0: n_select .*not an integer"),
     ([[0, 1, 2, 3]], {"n_select": float("nan")}, r"row 0: n_select is missing"),
+    # a text was read as True: "no" ranked the choices
+    ([[0, 1, 2, 3]], {"n_select": 2, "is_ranked": "no"}, r"is_ranked must be True or False \(one, or one per trial\)"),
+    ([[0, 1, 2, 3]], {"n_select": 2, "is_ranked": 2}, r"is_ranked must be True or False"),
 ])
 def test_bad_trials_are_refused_naming_the_row(trials, kwargs, message):
     with pytest.raises(InvalidComparisonsError, match=message):

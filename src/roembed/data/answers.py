@@ -133,7 +133,11 @@ def _rank_trial_arrays(stimulus_set, n_select, is_ranked, mask_zero: bool, where
     n_select = np.asarray(n_select)  # index_array reads rows: a scalar as one row
     n_select = _per_trial(index_array(n_select.reshape(-1), where, what="n_select").reshape(n_select.shape), m,
                           "n_select")
-    is_ranked = _per_trial(np.asarray(is_ranked, bool), m, "is_ranked")
+    ranked = np.asarray(is_ranked)
+    if not (ranked.dtype == bool or ranked.dtype.kind in "iu" and np.isin(ranked, (0, 1)).all()):
+        # a text ("no") or NaN was read as True
+        raise InvalidComparisonsError(f"is_ranked must be True or False (one, or one per trial), got {is_ranked!r}")
+    is_ranked = _per_trial(ranked.astype(bool), m, "is_ranked")
     pad = "0" if mask_zero else "a negative index"
     first_gap = np.cumsum(~present[:, 1:], axis=1) > 0
     ids = np.where(present, shown, -1)
