@@ -91,6 +91,13 @@ def test_demo_prints_warnings_in_its_words_and_no_nan_scores(tmp_path, monkeypat
     assert "precision - (nothing flagged), recall - (nothing planted)" in result.output or (
         "recall - (nothing planted)" in result.output and "precision 0.000" in result.output)
     assert "nan" not in result.output
+    # summary.json is strict JSON (it held NaN, which jq and JavaScript's JSON.parse refuse): nothing flagged and
+    # nothing planted leave precision and recall null
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    summary = json.loads((tmp_path / "d" / "summary.json").read_text(), parse_constant=refuse)
+    assert summary["outlier_recall"] is None
 
 
 def test_every_command_has_help_and_fit_demo_options_too():

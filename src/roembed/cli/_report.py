@@ -300,10 +300,26 @@ def write_csv(frame: pd.DataFrame, path: Path) -> Path:
 
 
 def write_json(data: dict, path: Path) -> Path:
+    """``data`` as strict JSON: a NaN or infinite number is written as null (Python wrote ``NaN``, which jq,
+    JavaScript's ``JSON.parse`` and other strict readers refuse: ``roembed demo --rate 0``'s precision)."""
     with atomic_write(path) as fh:
-        json.dump(data, fh, indent=2, default=_json_default)
+        json.dump(_finite(data), fh, indent=2, default=_json_default, allow_nan=False)
         fh.write("\n")
     return path
+
+
+def _finite(value):
+    """``value`` with every NaN or infinite float (NumPy's too) in its dicts, lists, tuples and arrays replaced by
+    None."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {key: _finite(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        return None
+    return value
 
 
 def _json_default(value):
