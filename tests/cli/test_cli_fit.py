@@ -249,6 +249,12 @@ def test_bad_names_and_labels_files_are_named_with_their_line(tmp_path):
     labels.write_text('index0,kind\n0,x\n1,"y\n2,z\n')  # read by the comparisons' own parse-error wording
     one_line_error(run(votes, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),
                    "labels.csv line 3: a quote mark (\") opens a field that does not close")
+    # named objects and a table whose names match none: it said "'foo' is not an object index", as if names were
+    # not looked at
+    names.write_text("a\nb\nc\nd\n")
+    labels.write_text("name,kind\nfoo,x\nbar,y\n")
+    one_line_error(run(votes, "--names", names, "--labels", labels, "--method", "soe", "--out", tmp_path / "no"),
+                   "labels.csv line 2: name 'foo' is neither one of the objects' names nor an object index in 0..3")
     assert not (tmp_path / "no").exists()
 
 

@@ -163,7 +163,8 @@ def read_labels(path: Path, column: str | None, comparisons, encoding: str = "ut
         bad = index.isna() | (index < 0) | (index >= n) | (index != index.round())
         if bad.any():
             r = int(np.flatnonzero(bad.to_numpy())[0])
-            raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is not an object index in "
+            named = "neither one of the objects' names nor " if names is not None else ""  # no name matched
+            raise BadInput(f"{path} line {r + 2}: {key} {table[key].iloc[r]!r} is {named or 'not '}an object index in "
                            f"{base}..{n - 1 + base}")
         values = [""] * n
         for o, v in zip(index.astype(int)[::-1], table[column][::-1]):  # an object's first row counts
