@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from roembed.data import (
-    Comparisons, InvalidComparisonsError, SkippedRowsWarning, from_frame, read_comparisons, write_comparisons,
+    Comparisons, InvalidComparisonsError, SkippedRowsWarning, from_frame, read_comparisons, read_names,
+    write_comparisons,
 )
 
 NAMES = ["ant", "bee", "cat", "dog", "emu"]
@@ -460,6 +461,13 @@ def test_names_file_and_duplicate_names(tmp_path):
     pd.Series(["ant", "bee", "cat"], name="name").to_csv(tmp_path / "names.csv", index=False)
     c = read_comparisons(tmp_path / "c.csv", names=tmp_path / "names.csv")
     assert c.object_names == ("ant", "bee", "cat") and c.triplets.tolist() == [[2, 1, 0]]
+    # an empty names file named no objects ("names were given for 0 objects: indices 0--1"), a header alone was
+    # "not enough values to unpack"
+    for text, why in (("", "the file is empty"), ("\n\n", "the file is empty"), ("name\n", "only a header line"),
+                      ("index,name\n", "only a header line")):
+        empty = _write(tmp_path, text, name="empty.txt")
+        with pytest.raises(InvalidComparisonsError, match=f"empty.txt: no object names in it \\({why}\\)"):
+            read_names(empty)
 
 
 def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):

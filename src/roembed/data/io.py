@@ -259,7 +259,11 @@ def names_from_text(text: str, path, index_base: int = 0) -> tuple[str, ...]:
     A table given to the Python reader was read a line a name, its header the first object (sixty-first session)."""
     first = text.split("\n", 1)[0]
     if "\t" not in first and "," not in first and ";" not in first:
-        lines, names = map(list, zip(*numbered_name_lines(text))) if text.strip() else ([], [])
+        numbered = numbered_name_lines(text)
+        if not numbered:  # an empty file named 0 objects ("indices 0--1"); a header alone was an unpacking error
+            raise InvalidComparisonsError(f"{path}: no object names in it "
+                                          + ("(only a header line)" if text.strip() else "(the file is empty)"))
+        lines, names = map(list, zip(*numbered))
     else:
         table = small_table(text, path)
         lines = np.arange(2, len(table) + 2)
@@ -274,6 +278,8 @@ def names_from_text(text: str, path, index_base: int = 0) -> tuple[str, ...]:
             raise InvalidComparisonsError(f"{path} line 1: no column of object names (columns: "
                                           f"{', '.join(table.columns)})")
         names = table[column].tolist()
+        if not names:
+            raise InvalidComparisonsError(f"{path}: no object names in it (only a header line)")
     repeated = pd.Index(names).duplicated()
     if repeated.any():
         k = int(np.flatnonzero(repeated)[0])
