@@ -204,20 +204,19 @@ def _norm(name) -> str:
     return str(name).strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def _role_names() -> set[str]:
-    """Every column name roembed reads a role from: the formats' object columns, metadata, ties."""
-    names = {c for candidates in FORMATS.values() for cols in candidates for c in cols}
-    return names | {alias for aliases in METADATA.values() for alias in aliases} | set(TIE_COLUMNS)
+#: Every column name roembed reads a role from: the formats' object columns, metadata, ties.
+ROLE_NAMES = frozenset({c for candidates in FORMATS.values() for cols in candidates for c in cols}
+                       | {alias for aliases in METADATA.values() for alias in aliases} | set(TIE_COLUMNS))
 
 
 def repeated_role(columns: Sequence[str]) -> str | None:
-    """The first column name that repeats and names a role (:func:`_role_names`), or None: which ``anchor`` of
+    """The first column name that repeats and names a role (:data:`ROLE_NAMES`), or None: which ``anchor`` of
     a header ``anchor,closer,farther,anchor`` is the anchor cannot be told (pandas read the second as
     ``anchor.1``, kept it as an extra column and fitted the first, without a word)."""
-    seen, roles = set(), _role_names()
+    seen = set()
     for column in columns:
         name = _norm(column)
-        if name in seen and name in roles:
+        if name in seen and name in ROLE_NAMES:
             return str(column)
         seen.add(name)
     return None
@@ -239,7 +238,7 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
     looks_like_data = sum(str(c).lstrip("-+").isdigit() for c in columns) >= 3  # object indices, not names
     # three or four names, none a column name roembed knows, that recur as values below: objects' names in a first
     # row of data (a header "query,similar,dissimilar" over indices gets the renaming hint alone)
-    known = _role_names()
+    known = ROLE_NAMES
     names_as_header = (not looks_like_data and len(columns) in (3, 4) and not known & set(columns)
                        and bool(set(columns) & {_norm(v) for v in first_values}))
     mturk = [c for c in columns if str(c).startswith(("input.", "answer."))]  # Mechanical Turk batch results
@@ -966,7 +965,7 @@ def from_frame(frame: pd.DataFrame, *, format: str = "auto", names=None, columns
     try:
         builder.add(frame, _index_locator(frame))
     except InvalidComparisonsError as exc:
-        indexed = [n for n in frame.index.names if n is not None and _norm(n) in _role_names()]
+        indexed = [n for n in frame.index.names if n is not None and _norm(n) in ROLE_NAMES]
         if indexed and "unknown columns" in str(exc):  # frame.set_index("anchor"): its column is the index now
             raise InvalidComparisonsError(f"{exc}; {indexed[0]!r} is the table's index, not a column: "
                                           "frame.reset_index() makes it one") from None
