@@ -648,3 +648,32 @@ def test_numbers_with_a_word_among_them_are_read_as_names_when_the_names_are_lis
     comparisons = read_comparisons(path, names=["101", "102", "103", "control"])
     assert comparisons.object_names == ("101", "102", "103", "control")
     assert comparisons.triplets.tolist() == [[0, 1, 2], [1, 2, 3], [2, 0, 1]]
+
+
+def test_ids_written_with_leading_zeros_are_names_kept_as_written(tmp_path):
+    """``007`` is text: read as a number it was object 7 (eleven objects for four ids, written back as ``7``), and
+    a names file listing ``001``... in its own order met "object index out of range" or, where the numbers
+    fell inside it, the name at that position."""
+    path = _write(tmp_path, "anchor,closer,farther,worker,rt\n001,002,003,007,0.5\n002,003,001,012,01\n"
+                            "010,001,002,007,2\n")
+    c = read_comparisons(path)
+    assert c.object_names == ("001", "002", "003", "010") and c.n_objects == 4
+    assert c.triplets.tolist() == [[0, 1, 2], [1, 2, 0], [3, 0, 1]]
+    assert list(c.annotator) == ["007", "012", "007"]  # worker ids too
+    assert c.response_time.tolist() == [0.5, 1.0, 2.0]  # not all whole numbers: still numbers
+    given = read_comparisons(path, names=["010", "003", "002", "001"])
+    assert given.triplets.tolist() == [[3, 2, 1], [2, 1, 3], [0, 3, 2]]
+    out = tmp_path / "back.csv"
+    write_comparisons(c, out)
+    assert read_comparisons(out).object_names == c.object_names
+    frame = pd.DataFrame({"anchor": ["001", "002"], "closer": ["002", "003"], "farther": ["003", "001"]})
+    assert from_frame(frame).object_names == ("001", "002", "003")
+    # without a leading zero, numbers stay indices
+    assert read_comparisons(_write(tmp_path, "anchor,closer,farther\n1,2,3\n0,3,2\n", "plain.csv")).object_names is None
+
+
+def test_one_number_written_two_ways_is_refused(tmp_path):
+    path = _write(tmp_path, "anchor,closer,farther\n1,2,3\n2,3,1\n01,2,3\n")
+    with pytest.raises(InvalidComparisonsError, match=r"c.csv: object ids '01' and '1' are one number written two "
+                                                      r"ways .*write every id alike"):
+        read_comparisons(path)

@@ -318,6 +318,25 @@ def _is_integer_like(values: np.ndarray) -> np.ndarray:
     return (~np.isnan(num) | missing).reshape(values.shape)
 
 
+def _zero_padded(values: np.ndarray) -> bool:
+    """Whether any entry is a whole number written with a leading zero (``"007"``): such ids are text (as a
+    number, ``007`` would be object 7 and be written back as ``7``), so the ids are names."""
+    return bool(pd.Series(values.ravel(), dtype=object).astype(str).str.strip().str.fullmatch(r"0\d+").any())
+
+
+def _one_way_each(names: Sequence[str], source: str) -> None:
+    """An error where two names found in the data are one whole number written two ways (``7`` and ``007``):
+    with a leading zero the ids are names (:func:`_zero_padded`), and each spelling would be an object."""
+    digits = pd.Series([n for n in names if n.isdecimal()], dtype=object)
+    number = digits.map(int)
+    twice = number.duplicated(keep=False)
+    if twice.any():
+        first = digits[number == number[twice].iloc[0]].tolist()
+        raise InvalidComparisonsError(
+            f"{source}: object ids {' and '.join(map(repr, first[:2]))} are one number written two ways (ids written "
+            "with a leading zero are names, kept as written, so each would be an object): write every id alike")
+
+
 def _id_text(value, longest: int = 40) -> str:
     """One object id as text: integral floats lose their ``.0``; missing is empty; text with line breaks or
     other control characters quoted as Python writes it (so a message stays one line), and cut after
@@ -375,7 +394,7 @@ def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProble
 class _ObjectIds:
     """Object ids across the frames (chunks, files) of one input: indices or names.
 
-    Numbers are indices.  Text ids are names: looked up in ``names`` when given, else
+    Numbers are indices, unless one is written with a leading zero (``007``).  Text ids are names: looked up in ``names`` when given, else
     the distinct names in sorted order become the objects.  A column of numbers with a
     few words among them (at least half numbers) is taken as a typo, not as names.
     The first frame decides between indices and names for all of them (a file is one
@@ -394,8 +413,9 @@ class _ObjectIds:
         """Float codes of ``block``'s object ids (NaN where unusable, with the reason flagged)."""
         numeric_dtypes = all(block[c].dtype.kind in "iufb" for c in block.columns)
         if self.numeric is None:
+            values = block.to_numpy(dtype=object)
             self.numeric = numeric_dtypes or (
-                self.given is None and _is_integer_like(block.to_numpy(dtype=object)).mean() > 0.5)
+                self.given is None and _is_integer_like(values).mean() > 0.5 and not _zero_padded(values))
         if self.numeric:
             return _index_codes(block, numeric_dtypes, problems)
         strings = _name_strings(block)
@@ -822,6 +842,8 @@ class ComparisonsBuilder:
         self._from_one_error()
         self.report.warn()
         lay, (names, renumber) = self.layout, self.ids.finish()
+        if self.ids.given is None and not self.ids.numeric:
+            _one_way_each(names, self.source)
         weight = _joined(self.weights) if self.weights else None
         if weight is not None and not (weight > 0).any():
             raise InvalidComparisonsError(f"{self.source}: all comparison weights are zero (a comparison of weight 0 "

@@ -532,9 +532,23 @@ def _blocks(fh, size: int, start: str = ""):
 _CSV = dict(skip_blank_lines=False, keep_default_na=False, na_values=[""], skipinitialspace=True, low_memory=False)
 
 
-def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_line: int = 1) -> pd.DataFrame:
+def _zero_padded_columns(block: str, sep: str, names: list) -> list:
+    """The columns of ``block`` (up to its first 1,000 lines) of whole numbers, one or more written with a leading
+    zero (``007``): ids written so are text, read as names and kept as written (as numbers, ``007`` would be
+    object 7 and be written back as ``7``; an annotator ``007`` would be ``7``)."""
+    try:
+        frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, nrows=1000,
+                            dtype=str, **_CSV)
+    except (pd.errors.ParserError, ValueError):
+        return []  # the block's own parse names the problem
+    text = {c: frame[c].dropna().str.strip() for c in frame.columns}
+    return [c for c, v in text.items() if v.str.fullmatch(r"0\d+").any() and v.str.fullmatch(r"\d+").all()]
+
+
+def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_line: int = 1,
+            text: list | tuple = ()) -> pd.DataFrame:
     """One block of rows (its first on file line ``line``; the header, or the first row, on ``header_line``) as a
-    frame with columns ``names``.
+    frame with columns ``names``, those of ``text`` as text.
 
     Each block is its own ``read_csv`` (pandas < 3.1 drops the extra fields of a row that opens a
     ``chunksize`` chunk), with ``index_col=False`` (else pandas takes the extra fields of a block's
@@ -543,7 +557,8 @@ def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_lin
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
         try:
-            frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, **_CSV)
+            frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False,
+                                dtype=dict.fromkeys(text, str), **_CSV)
         except pd.errors.ParserError as exc:
             raise table_parse_error(exc, path, line, header_line, len(names)) from None
     for warning in caught:
@@ -601,10 +616,11 @@ def _text_frames(path: Path, columns, encoding: str):
             hint = _odd_position_hint(_peek(first + fh.read(CHUNK_CHARS), exc.sep))
             raise (InvalidComparisonsError(exc.problem + hint) if hint else exc) from None
         header = names if headerless else _header_names(first, sep, path, skipped + 1)
-        line, any_rows = skipped + (1 if headerless else 2), False
+        line, any_rows, text = skipped + (1 if headerless else 2), False, None
         for block in _blocks(fh, CHUNK_CHARS, first if headerless else ""):
-            frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line, skipped + 1), block, sep,
-                                                line)
+            text = _zero_padded_columns(block, sep, header) if text is None else text
+            frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line, skipped + 1, text), block,
+                                                sep, line)
             if line == skipped + 1 and isinstance(columns, (list, tuple)) and columns is not commented:
                 _other_header_error(frame, path, first.strip(), columns, skipped + 1)
             if not headerless and names is not None:
