@@ -594,6 +594,18 @@ def test_a_start_that_does_not_fit_the_objects_is_refused_in_one_line(init, matc
     assert "\n" not in str(caught.value) and len(str(caught.value)) < 300
 
 
+def test_a_start_whose_names_lost_their_leading_zeros_is_told_how_to_read_it():
+    """``pd.read_csv("embedding.csv")`` of a run on objects ``000``, ``001``... reads the names as numbers."""
+    data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
+    named = Comparisons(data.train.quadruplets, n_objects=21, object_names=[f"{o:03d}" for o in range(21)])
+    table = pd.DataFrame({"name": np.arange(21), "x1": data.X_true[:, 0], "x2": data.X_true[:, 1]})
+    with pytest.raises(ValueError, match=r"none of init's 21 rows .*leading zeros \(007\), which pandas drops: "
+                                         r"read the table with pd.read_csv\(path, dtype=\{'name': str\}\)"):
+        RobustOrdinalEmbedding(2, init=table, random_state=0).fit(named)
+    table["name"] = [f"{o:03d}" for o in range(21)]
+    assert RobustOrdinalEmbedding(2, init=table, random_state=0).fit(named).embedding_.shape == (21, 2)
+
+
 def test_a_start_given_with_the_dimension_left_to_choose_is_refused():
     data = make_synthetic(n_objects=21, dim=2, n_train=300, n_validation=10, n_test=10, random_state=2)
     with pytest.raises(ValueError, match="init is a start in one dimension, and n_components='auto' tries several"):

@@ -188,8 +188,13 @@ def table_rows(table, n_objects: int, n_components: int, object_names, numbers=N
     found = (labels if by_number else labels.astype(str)).map(lookup).to_numpy(dtype=np.float64)
     rows = np.flatnonzero(~np.isnan(found))
     if not len(rows):
+        padded = not by_number and pd.api.types.is_numeric_dtype(labels.dtype) and any(
+            re.fullmatch(r"0\d+", str(name)) for name in object_names)
         raise ValueError(f"none of init's {len(labels)} rows is an object of these comparisons "
-                         f"(matched by {'number' if by_number else 'name'})")
+                         f"(matched by {'number' if by_number else 'name'})" + (
+                             "; its names are numbers, the objects' are written with leading zeros (007), which "
+                             "pandas drops: read the table with pd.read_csv(path, dtype={'name': str})" if padded
+                             else ""))
     values = table[coords].iloc[rows].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
     finite = np.isfinite(values).all(axis=1)
     if not finite.all():
