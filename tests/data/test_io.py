@@ -677,3 +677,15 @@ def test_one_number_written_two_ways_is_refused(tmp_path):
     with pytest.raises(InvalidComparisonsError, match=r"c.csv: object ids '01' and '1' are one number written two "
                                                       r"ways .*write every id alike"):
         read_comparisons(path)
+
+
+def test_a_name_in_another_unicode_form_than_the_names_files_is_named_so(tmp_path):
+    """A decomposed café in the file (macOS writes file names so), a composed one in the names file: both print
+    alike, and "unknown object name (not in names)" showed a name that is plainly there."""
+    path = tmp_path / "nfd.csv"
+    path.write_bytes("anchor,closer,farther\ntea,water,milk\ncafe\u0301,tea,water\n".encode())
+    with pytest.raises(InvalidComparisonsError, match=r"nfd.csv line 3: unknown object name: one of names in "
+                                                      r"another Unicode form .*unicodedata.normalize"):
+        read_comparisons(path, names=["caf\u00e9", "tea", "water", "milk"])
+    with pytest.raises(InvalidComparisonsError, match=r"line 3: unknown object name \(not in names\)"):
+        read_comparisons(path, names=["coffee", "tea", "water", "milk"])

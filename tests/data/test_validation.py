@@ -325,3 +325,10 @@ def test_renumbering_and_stacking_name_what_does_not_fit():
         Comparisons.concat([named, Comparisons([[0, 1, 2]])])
     with pytest.raises(InvalidComparisonsError, match="part 1 has object names where the other has none"):
         Comparisons.concat([Comparisons([[0, 1, 2], [3, 0, 1]]), named])
+
+
+def test_object_names_naming_two_objects_alike_are_refused():
+    """Were kept: the map had two objects of one name, and every lookup by name found the first."""
+    with pytest.raises(InvalidComparisonsError, match=r"object_names name 'a' twice \(objects 0 and 2\)"):
+        Comparisons([[0, 1, 2]], object_names=["a", "b", "a"])
+    assert Comparisons([[0, 1, 2]], object_names=["a", "b", "A"]).object_names == ("a", "b", "A")

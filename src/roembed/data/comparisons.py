@@ -232,6 +232,11 @@ class Comparisons:
             quads = quads[:, [0, 1, 0, 2]]
         if object_names is not None:
             object_names = names_sequence(object_names)
+            twice = pd.Index(object_names).duplicated()
+            if twice.any():  # were kept: two objects of one name, matched by name to the first only
+                first = int(np.flatnonzero(twice)[0])
+                raise InvalidComparisonsError(f"object_names name {object_names[first]!r} twice (objects "
+                                              f"{object_names.index(object_names[first])} and {first})")
             if n_objects is None:
                 n_objects = len(object_names)
             elif n_objects != len(object_names):

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -391,6 +392,18 @@ def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProble
     return num
 
 
+def _other_form(strings: np.ndarray, unknown: np.ndarray, given: Sequence[str]) -> np.ndarray:
+    """Rows with an unknown name (``unknown``, per cell) that is one of ``given`` in another Unicode form (the
+    file's decomposed ``café``, as macOS writes file names, against a names file's composed one): both print
+    alike, so "not in names" would puzzle."""
+    cells = unknown & ~pd.isna(strings)
+    rows = np.zeros(len(strings), dtype=bool)
+    if cells.any():
+        forms = {unicodedata.normalize("NFC", name) for name in given}
+        rows[np.nonzero(cells)[0][[unicodedata.normalize("NFC", s) in forms for s in strings[cells]]]] = True
+    return rows
+
+
 class _ObjectIds:
     """Object ids across the frames (chunks, files) of one input: indices or names.
 
@@ -425,6 +438,10 @@ class _ObjectIds:
             self.index = self.index.append(found.difference(self.index, sort=False))
         codes = self.index.get_indexer(strings.ravel()).astype(np.float64).reshape(strings.shape)
         codes[codes < 0] = np.nan
+        if self.given is not None:
+            problems.flag(_other_form(strings, np.isnan(codes), self.given),
+                          "unknown object name: one of names in another Unicode form (a composed and a decomposed "
+                          "é print alike); write both alike, unicodedata.normalize('NFC', name)")
         problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
         return codes
 
