@@ -44,6 +44,27 @@ def test_annotator_groups_keep_each_person_on_one_side():
         list(GroupedKFold(2, groups="annotator").split(Comparisons(np.array([(0, 1, 2), (1, 2, 0)]))))
 
 
+def test_object_groups_join_every_comparison_among_the_same_objects():
+    from roembed.model_selection import object_sets
+
+    # a triple's three anchors, both directions: one set; another triple, another set
+    triplets = Comparisons(np.array([(0, 1, 2), (1, 0, 2), (2, 0, 1), (0, 2, 1), (0, 1, 3), (3, 1, 2)]))
+    assert object_sets(triplets).tolist() == [0, 0, 0, 0, 1, 2]
+    # quadruplets over four objects share a set whatever the pairs; a triplet written as a quadruplet has three
+    quads = Comparisons(np.array([(0, 1, 2, 3), (1, 0, 3, 2), (0, 2, 1, 3), (0, 1, 0, 2), (1, 0, 1, 2), (0, 1, 2, 4)]))
+    assert object_sets(quads).tolist() == [0, 0, 0, 1, 1, 2]
+    rng = np.random.default_rng(0)
+    triples = np.array([rng.choice(12, 3, replace=False) for _ in range(60)])
+    c = Comparisons(rng.permutation(np.concatenate([np.roll(triples, r, axis=1) for r in range(3)])))  # 3 anchors
+    sets = [frozenset(r) for r in c.triplets]
+    for train, test in GroupedKFold(3, groups="objects", random_state=0).split(c):
+        assert not {sets[r] for r in train} & {sets[r] for r in test}
+    train, test = holdout_split(c, 0.3, 0, "objects")
+    assert not set(map(frozenset, train.triplets)) & set(map(frozenset, test.triplets))
+    by_query = holdout_split(c, 0.3, 0)  # by query, a triple's anchors fall on both sides
+    assert set(map(frozenset, by_query[0].triplets)) & set(map(frozenset, by_query[1].triplets))
+
+
 def test_holdout_holds_whole_queries_and_refuses_empty_sides():
     c = _votes()
     train, test = holdout_split(c, 0.5, random_state=0)

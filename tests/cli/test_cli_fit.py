@@ -455,6 +455,30 @@ def test_holdout_keeps_each_query_on_one_side(files):
     assert not key(train) & key(test)
 
 
+def test_holdout_keeps_every_comparison_among_the_same_objects_on_one_side(tmp_path):
+    """An odd-one-out answer is two triplets, two queries: held out by query, one half of an answer was scored
+    while the fit saw the other (THINGS at p = 2: held-out error 0.28 by query, chance, 0.49, on new triples)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    shown = np.array([rng.choice(30, 3, replace=False) for _ in range(400)])
+    shown = np.repeat(shown, 2, axis=0)  # each triple answered twice
+    d = lambda a, b: np.linalg.norm(X[a] - X[b], axis=1)  # noqa: E731
+    pair_gaps = np.c_[d(shown[:, 1], shown[:, 2]), d(shown[:, 0], shown[:, 2]), d(shown[:, 0], shown[:, 1])]
+    odd = np.argmin(pair_gaps, axis=1)  # the odd one is opposite the closest pair
+    csv = tmp_path / "odd.csv"
+    pd.DataFrame({"a": shown[:, 0], "b": shown[:, 1], "c": shown[:, 2], "odd_position": odd}).to_csv(csv, index=False)
+    result = run(csv, "--out", tmp_path / "out", "--holdout", 0.3, "--seed", 0, "--quiet")
+    assert result.exit_code == 0, result.output + result.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    fitted = pd.read_csv(tmp_path / "out" / "comparisons.csv")
+    triple = lambda rows: [frozenset(r) for r in rows]  # noqa: E731
+    answers_per_triple = pd.Series(triple(shown)).value_counts()
+    votes = fitted["votes"].groupby(triple(fitted[["i", "j", "k"]].to_numpy())).sum()  # a response: one edge's vote
+    # every triple the fit saw, it saw whole: both triplets of each of its answers
+    assert (votes == 2 * answers_per_triple[votes.index]).all()
+    assert summary["n_holdout_responses"] == 2 * len(shown) - votes.sum() > 0.2 * 2 * len(shown)
+
+
 def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_path):
     """The held-out error comes with its 95% interval (queries as the sample size, as
     ``roembed.metrics.triplet_error``); where it reaches 0.5 a map of answers given at random looked like any

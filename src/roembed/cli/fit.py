@@ -49,7 +49,8 @@ from ._options import METHODS, DimensionType, FiniteFloatRange, FolderPath, Jobs
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=0, show_default=True,
               help="Random seed (start and hold-out split).")
 @click.option("--holdout", type=FiniteFloatRange(0.0, 0.9), default=0.0, show_default=True,
-              help="Fraction of the comparisons (whole queries) held out to measure the error (printed with its "
+              help="Fraction of the comparisons held out to measure the error (whole sets of objects: every "
+                   "comparison among the same objects on one side; printed with its "
                    "95% interval; a warning where that reaches 0.5, chance).")
 @click.option("--test", "test_file", type=click.Path(path_type=Path), default=None,
               help="Held-out comparisons in a file of their own, read like COMPARISONS; objects are matched "
