@@ -57,9 +57,9 @@ def test_object_groups_join_every_comparison_among_the_same_objects():
     triples = np.array([rng.choice(12, 3, replace=False) for _ in range(60)])
     c = Comparisons(rng.permutation(np.concatenate([np.roll(triples, r, axis=1) for r in range(3)])))  # 3 anchors
     sets = [frozenset(r) for r in c.triplets]
-    for train, test in GroupedKFold(3, groups="objects", random_state=0).split(c):
+    for train, test in GroupedKFold(3, groups="object_set", random_state=0).split(c):
         assert not {sets[r] for r in train} & {sets[r] for r in test}
-    train, test = holdout_split(c, 0.3, 0, "objects")
+    train, test = holdout_split(c, 0.3, 0, "object_set")
     assert not set(map(frozenset, train.triplets)) & set(map(frozenset, test.triplets))
     by_query = holdout_split(c, 0.3, 0)  # by query, a triple's anchors fall on both sides
     assert set(map(frozenset, by_query[0].triplets)) & set(map(frozenset, by_query[1].triplets))

@@ -6,17 +6,17 @@ by response puts votes of one query on both sides, so validation rewards
 memorising the training votes; every split in roembed (cross-validation, the
 CLI's hold-out, the benchmarks) goes through this module instead.  Grouping by
 annotator (``groups="annotator"``) keeps each person's answers on one side; grouping by
-the objects compared (``groups="objects"``) keeps every comparison among the same objects on
+the objects compared (``groups="object_set"``) keeps every comparison among the same objects on
 one side, so a held-out comparison asks about objects no training comparison asks about together.
 
 The objects matter for odd-one-out answers: one answer is two triplets, ``(a, b, odd)`` and
 ``(b, a, odd)``, two queries, and a split by query holds out one half of an answer while the fit
 sees the other.  On the THINGS set (20,000 answers on 1,000 triples; default fit at p = 2,
 hold-out seeds 101-103) the held-out error was 0.28 by query, 0.25 by answer and 0.48-0.51 by
-objects: by query the score measured the halves of answers the fit had seen, and on new triples the
+object set: by query the score measured the halves of answers the fit had seen, and on new triples the
 map is no better than chance.  On triplets asked one query at a time the two splits agree within
-their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by objects).  The
-CLI's ``--holdout``, which measures and chooses nothing, holds out by objects; the tuning keeps
+their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by object set).  The
+CLI's ``--holdout``, which measures and chooses nothing, holds out by object set; the tuning keeps
 its query split (a split by triple chose worse on THINGS, docs/tried.md).
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pandas as pd
 from .data import Comparisons, as_comparisons
 from .data.validation import InvalidComparisonsError, count_noun
 
-GROUPINGS = ("query", "annotator", "objects")
+GROUPINGS = ("query", "annotator", "object_set")
 
 
 def response_groups(comparisons: Comparisons, groups="query") -> np.ndarray:
@@ -45,7 +45,7 @@ def response_groups(comparisons: Comparisons, groups="query") -> np.ndarray:
         if comparisons.annotator is None:
             raise InvalidComparisonsError("groups='annotator' needs annotator ids")
         return np.unique(comparisons.annotator.astype(str), return_inverse=True)[1].reshape(-1)
-    if groups == "objects":
+    if groups == "object_set":
         return object_sets(comparisons)
     raise ValueError(f"groups must be one of {GROUPINGS}, got {groups!r}")
 

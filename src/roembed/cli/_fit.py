@@ -378,7 +378,7 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
         train = data
     else:
         try:
-            train, test = (holdout_split(data, holdout, seed, groups="objects") if holdout > 0
+            train, test = (holdout_split(data, holdout, seed, groups="object_set") if holdout > 0
                            else (data, None))
         except InvalidComparisonsError as exc:
             raise BadInput(f"--holdout {holdout:g}: {exc}") from None

@@ -83,8 +83,10 @@ from ._options import METHODS, DimensionType, FiniteFloatRange, FolderPath, Jobs
 @click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=0), default=0, show_default=True,
               help="Bootstrap replicates (0: none): per-object 90% regions and stability (uncertainty.csv, "
                    "uncertainty.png), flag frequencies, annotator intervals.")
-@click.option("--bootstrap-unit", type=click.Choice(["query", "annotator", "object", "query+annotator"]),
-              default="query", show_default=True, help="What the bootstrap resamples.")
+@click.option("--bootstrap-unit", type=click.Choice(["query", "annotator", "object", "object_set",
+                                                          "query+annotator"]),
+              default="query", show_default=True, help="What the bootstrap resamples (object_set: every "
+                                                       "comparison among the same objects together).")
 @click.option("--bootstrap-store", type=FolderPath(), default=None,
               help="Folder keeping each finished bootstrap replicate (outside --out): rerunning the same "
                    "command resumes an interrupted run; a larger --bootstrap extends it.")
