@@ -70,10 +70,10 @@ def test_bad_parameters():
     with pytest.raises(ValueError, match="n_components"):
         SOE(n_components="three").fit(planted(1))
     # fewer distinct queries than folds: the error says what needed the folds
-    with pytest.raises(ValueError, match=r"^choosing the dimension by 5-fold cross-validation: 3 query groups "
+    with pytest.raises(ValueError, match=r"^choosing the dimension by 5-fold cross-validation: 3 sets of objects "
                                          r"cannot fill 5 folds$"):
         SOE(n_components="auto").fit(np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0], [0, 1, 2]]))
-    with pytest.raises(ValueError, match=r": 1 query group cannot fill 5 folds$"):  # one query, its answer twice
+    with pytest.raises(ValueError, match=r": 1 set of objects cannot fill 5 folds$"):  # one query, its answer twice
         SOE(n_components="auto").fit(np.array([[0, 1, 2], [0, 1, 2]]))
 
 
@@ -119,3 +119,34 @@ def test_the_fold_fits_warnings_come_back_counted_with_their_dimensions(n_jobs):
                        "in 2 iterations (maximum number of iterations reached); increase max_iter"]
     assert not any(w.category is ConvergenceWarning for w in record)  # no raw per-fold warning
     assert list(sel.table["n_components"]) == [1, 2]
+
+
+FITTED_SETS = []
+
+
+class _RecordingSOE(SOE):
+    """SOE that notes the object sets of each training fold and how many responses each has there."""
+
+    def fit(self, X, y=None):
+        from collections import Counter
+
+        FITTED_SETS.append(Counter(frozenset(t) for t in X.triplets))
+        return super().fit(X, y)
+
+
+def test_folds_keep_every_comparison_among_the_same_objects_together():
+    """By query, an odd-one-out answer's two triplets fell in different folds: the fold that scored one had fitted
+    the other (simulated odd-one-out answers: 4 of 22 choices overshot the true dimension, 1 by object set)."""
+    from collections import Counter
+
+    from roembed.data import from_odd_one_out
+
+    rng = np.random.default_rng(0)
+    shown = np.array([rng.choice(20, 3, replace=False) for _ in range(300)])
+    data = from_odd_one_out(shown, rng.integers(0, 3, 300))
+    everything = Counter(frozenset(t) for t in data.triplets)
+    FITTED_SETS.clear()
+    select_dimension(_RecordingSOE(random_state=0), data, dimensions=[1, 2], cv=3, patience=None, random_state=0)
+    assert len(FITTED_SETS) >= 6  # 3 folds x 2 dimensions
+    for seen in FITTED_SETS:
+        assert all(everything[s] == n for s, n in seen.items()) and sum(seen.values()) < len(data)

@@ -71,8 +71,10 @@ def test_holdout_holds_whole_queries_and_refuses_empty_sides():
     q_train = {tuple(sorted(map(tuple, [r[:2], r[2:]]))) for r in train.quadruplets}
     q_test = {tuple(sorted(map(tuple, [r[:2], r[2:]]))) for r in test.quadruplets}
     assert len(train) + len(test) == len(c) and not q_train & q_test
-    with pytest.raises(InvalidComparisonsError, match="nothing held out"):
+    with pytest.raises(InvalidComparisonsError, match="^a hold-out of 0.01 of 4 query groups leaves nothing held out$"):
         holdout_split(c, 0.01)
+    with pytest.raises(InvalidComparisonsError, match="^a hold-out of 0.01 of 4 sets of objects leaves nothing held"):
+        holdout_split(c, 0.01, groups="object_set")
     with pytest.raises(InvalidComparisonsError, match="nothing to train on"):
         holdout_split(c, 0.99)
     with pytest.raises(InvalidComparisonsError, match="cannot fill"):

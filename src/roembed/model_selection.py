@@ -28,6 +28,13 @@ from .data import Comparisons, as_comparisons
 from .data.validation import InvalidComparisonsError, count_noun
 
 GROUPINGS = ("query", "annotator", "object_set")
+_NOUNS = {"query": ("query group", None), "annotator": ("annotator group", None),
+          "object_set": ("set of objects", "sets of objects"), None: ("given group", None)}
+
+
+def _groups_counted(n: int, groups) -> str:
+    """``"3 query groups"``, ``"1 set of objects"``: ``n`` groups of kind ``groups`` (an array: given ones)."""
+    return count_noun(n, *_NOUNS[groups if isinstance(groups, str) else None])
 
 
 def response_groups(comparisons: Comparisons, groups="query") -> np.ndarray:
@@ -98,7 +105,7 @@ class GroupedKFold:
             raise ValueError(f"n_splits must be an integer >= 2, got {self.n_splits!r}")
         if len(unique) < self.n_splits:
             raise InvalidComparisonsError(
-                f"{count_noun(len(unique), self.groups + ' group')} cannot fill {self.n_splits} folds")
+                f"{_groups_counted(len(unique), self.groups)} cannot fill {self.n_splits} folds")
         fold_of_group = np.empty(len(unique), dtype=np.int64)
         order = _generator(self.random_state).permutation(len(unique))
         fold_of_group[order] = np.arange(len(unique)) % self.n_splits
@@ -129,9 +136,8 @@ def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, g
     unique = distinct_ids(ids)
     n_held = int(round(fraction * len(unique)))
     if n_held < 1 or n_held >= len(unique):
-        kind = groups if isinstance(groups, str) else "given"
         raise InvalidComparisonsError(
-            f"a hold-out of {fraction:g} of {len(unique)} {kind} groups leaves "
+            f"a hold-out of {fraction:g} of {_groups_counted(len(unique), groups)} leaves "
             f"{'nothing held out' if n_held < 1 else 'nothing to train on'}")
     held = _generator(random_state).choice(unique, size=n_held, replace=False)
     return _members(ids, held)

@@ -319,7 +319,7 @@ def plot_dimension_selection(selection, *, title: str | None = None, figsize=(6.
     ax.scatter(chosen["n_components"], chosen["error"], s=120, facecolor="none", edgecolor="C3", zorder=3,
                label=f"chosen: {selection.n_components} ({selection.rule})")
     ax.set_xlabel("dimension")
-    ax.set_ylabel("held-out error (query-grouped CV)")
+    ax.set_ylabel("held-out error (grouped CV)")
     ax.set_xticks(t["n_components"].tolist())
     ax.legend(frameon=False)
     ax.set_title(title or "Error against dimension")

@@ -83,7 +83,7 @@ class JobsType(click.ParamType):
 
 
 class DimensionType(click.ParamType):
-    """A positive integer, or ``auto`` (chosen by query-grouped cross-validation)."""
+    """A positive integer, or ``auto`` (chosen by grouped cross-validation)."""
 
     name = "INTEGER|auto"
 

@@ -16,7 +16,7 @@ from ._options import METHODS, DimensionType, FiniteFloatRange, FolderPath, Jobs
 @main.command(short_help="Embed a comparisons file; report outliers and suspect annotators.")
 @click.argument("comparisons", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--dim", type=DimensionType(), default=2, show_default=True,
-              help="Embedding dimension, or 'auto': chosen by 5-fold query-grouped cross-validation "
+              help="Embedding dimension, or 'auto': chosen by 5-fold grouped cross-validation "
                    "(one-standard-error rule; writes dimensions.csv and dimensions.png).")
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder (created if missing).")

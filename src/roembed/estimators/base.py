@@ -220,7 +220,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         """Fits the embedding to comparisons ``X`` (see the module docstring).
 
         ``n_components="auto"`` first chooses the dimension with
-        :func:`roembed.dimension.select_dimension` (query-grouped 5-fold cross-validation of this
+        :func:`roembed.dimension.select_dimension` (grouped 5-fold cross-validation of this
         estimator, one-standard-error rule), stored in ``n_components_`` and ``dimension_selection_``;
         inside ``joblib.parallel_config(n_jobs=2)`` its folds run on two processes (the same result).
         Per-response metadata (annotator ids, known-answer marks) travels with the comparisons.
