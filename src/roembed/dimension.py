@@ -3,12 +3,7 @@ r"""How many dimensions: held-out error per dimension, by grouped cross-validati
 :func:`select_dimension` fits ``estimator`` with ``n_components = p`` on the training
 folds of :class:`~roembed.model_selection.GroupedKFold` (whole sets of objects per fold:
 every comparison among the same objects, ``groups="object_set"``) for
-``p = 1, 2, ...`` and scores the held-out responses.  By query (until the seventieth
-session) an odd-one-out answer's two triplets fell in different folds, and the fold that scored
-one had fitted the other: on simulated odd-one-out answers (60 objects in 3 dimensions, 1,500
-answers, 20% at random; exploration seeds 5001-5022) the folds by query chose 3 in 18 of 22 and
-more dimensions in the other four, by object set 3 in 21 of 22; on triplets asked one query
-at a time (4,000 single answers, 20% flipped, seeds 5001-5012) both chose 3 in 12 of 12.  Every query is held out exactly
+``p = 1, 2, ...`` and scores the held-out responses.  Every query is held out exactly
 once, so each dimension gets one held-out error :math:`e_q(p)` per query (vote-weighted
 over its responses), and dimensions are compared *paired by query*.
 
@@ -22,6 +17,13 @@ the standard error of the mean paired difference over queries (weights: the quer
 votes, effective size :math:`(\sum_q w_q)^2/\sum_q w_q^2`).  A smaller model is kept
 unless the data show it is worse by more than their own noise.  ``rule="min"`` returns
 :math:`p^*`.
+
+Why sets of objects: by query (until the seventieth session) an odd-one-out answer's two
+triplets fell in different folds, and the fold that scored one had fitted the other.  On
+simulated odd-one-out answers (60 objects in 3 dimensions, 1,500 answers, 20% at random;
+exploration seeds 5001-5022) the folds by query chose 3 in 18 of 22 and more in the other four,
+by set 3 in 21 of 22; on triplets asked one query at a time (4,000 single answers, 20% flipped,
+seeds 5001-5012) both chose 3 in 12 of 12.
 
 Dimensions are tried in increasing order and the search stops ``patience`` dimensions
 after the last improvement of the minimum (the curve of held-out error is flat or rising

@@ -35,10 +35,10 @@ From the aligned replicates :math:`\hat X^{*b}` (``b = 1..B``):
   (on the replicate's own, resampled responses);
 * an interval on the held-out error: the out-of-bag error of each replicate (each fitted on
   about 63% of the distinct units, so slightly pessimistic; scored on the responses whose objects no
-  in-bag response compares, so an odd-one-out answer is never half in the bag), percentile interval.  Warm-started
-  replicates stay in the full fit's basin, which has seen their out-of-bag units: where that basin
-  is a wrong one (scarce data at p = 1 or 2) the interval can be optimistic (docs/uncertainty.md,
-  "The out-of-bag error sees the full fit's basin").
+  in-bag response compares, so an odd-one-out answer is never half in the bag), percentile
+  interval.  Warm-started replicates stay in the full fit's basin, which has seen their out-of-bag
+  units: where that basin is a wrong one (scarce data at p = 1 or 2) the interval can be optimistic
+  (docs/uncertainty.md, "The out-of-bag error sees the full fit's basin").
 
 Calibration of the regions (``calibration``)
 --------------------------------------------

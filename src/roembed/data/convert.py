@@ -319,10 +319,14 @@ def _is_integer_like(values: np.ndarray) -> np.ndarray:
     return (~np.isnan(num) | missing).reshape(values.shape)
 
 
+ZERO_PADDED = r"0\d+"
+"""A whole number written with a leading zero (``007``): text, not a number (:func:`_zero_padded`)."""
+
+
 def _zero_padded(values: np.ndarray) -> bool:
     """Whether any entry is a whole number written with a leading zero (``"007"``): such ids are text (as a
     number, ``007`` would be object 7 and be written back as ``7``), so the ids are names."""
-    return bool(pd.Series(values.ravel(), dtype=object).astype(str).str.strip().str.fullmatch(r"0\d+").any())
+    return bool(pd.Series(values.ravel(), dtype=object).astype(str).str.strip().str.fullmatch(ZERO_PADDED).any())
 
 
 def _one_way_each(names: Sequence[str], source: str) -> None:
@@ -407,8 +411,8 @@ def _other_form(strings: np.ndarray, unknown: np.ndarray, given: Sequence[str]) 
 class _ObjectIds:
     """Object ids across the frames (chunks, files) of one input: indices or names.
 
-    Numbers are indices, unless one is written with a leading zero (``007``).  Text ids are names: looked up in ``names`` when given, else
-    the distinct names in sorted order become the objects.  A column of numbers with a
+    Numbers are indices, unless one is written with a leading zero (``007``).  Text ids are names: looked up
+    in ``names`` when given, else the distinct names in sorted order become the objects.  A column of numbers with a
     few words among them (at least half numbers) is taken as a typo, not as names.
     The first frame decides between indices and names for all of them (a file is one
     or the other).  Names found without ``names`` get provisional codes in order of first

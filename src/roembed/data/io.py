@@ -34,7 +34,8 @@ from .._optional import import_optional
 from .._warn import warn
 from .coerce import as_comparisons
 from .comparisons import Comparisons
-from .convert import FORMATS, ComparisonsBuilder, _norm, check_names, is_tensor, repeated_role, to_frame
+from .convert import (FORMATS, ZERO_PADDED, ComparisonsBuilder, _norm, check_names, is_tensor, repeated_role,
+                      to_frame)
 from .validation import InvalidComparisonsError, RowLocator
 
 __all__ = ["read_comparisons", "write_comparisons", "read_names", "sniff_separator"]
@@ -542,7 +543,7 @@ def _zero_padded_columns(block: str, sep: str, names: list) -> list:
     except (pd.errors.ParserError, ValueError):
         return []  # the block's own parse names the problem
     text = {c: frame[c].dropna().str.strip() for c in frame.columns}
-    return [c for c, v in text.items() if v.str.fullmatch(r"0\d+").any() and v.str.fullmatch(r"\d+").all()]
+    return [c for c, v in text.items() if v.str.fullmatch(ZERO_PADDED).any() and v.str.fullmatch(r"\d+").all()]
 
 
 def _parsed(block: str, sep: str, names: list, path: Path, line: int, header_line: int = 1,

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_random_state, check_random_state_type
 from ..data import ComparisonGraph, as_comparisons
+from ..data.convert import ZERO_PADDED
 from ..data.diagnostics import warn_data_problems, warn_unfitted_objects
 from ..data.validation import InvalidComparisonsError
 from ..losses import Loss
@@ -189,7 +190,7 @@ def table_rows(table, n_objects: int, n_components: int, object_names, numbers=N
     rows = np.flatnonzero(~np.isnan(found))
     if not len(rows):
         padded = not by_number and pd.api.types.is_numeric_dtype(labels.dtype) and any(
-            re.fullmatch(r"0\d+", str(name)) for name in object_names)
+            re.fullmatch(ZERO_PADDED, str(name)) for name in object_names)
         raise ValueError(f"none of init's {len(labels)} rows is an object of these comparisons "
                          f"(matched by {'number' if by_number else 'name'})" + (
                              "; its names are numbers, the objects' are written with leading zeros (007), which "
