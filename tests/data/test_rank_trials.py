@@ -100,3 +100,20 @@ def test_the_triplets_are_cblearns_own_conversion(is_ranked):
     trials = np.array([rng.choice(30, 9, replace=False) for _ in range(40)])
     theirs = preprocessing.triplets_from_multiselect(trials, 2, is_ranked)
     assert triplets(from_rank_trials(trials, n_select=2, is_ranked=is_ranked)) == theirs.tolist()
+
+
+def test_each_triplet_carries_its_trial_so_a_split_can_hold_out_whole_trials():
+    """An 8-rank-2 trial is 13 triplets over different objects: a split by query or object set put some of one
+    choice's triplets in training and others in validation."""
+    from roembed.model_selection import GroupedKFold, holdout_split
+
+    rng = np.random.default_rng(0)
+    trials = np.array([rng.choice(30, 9, replace=False) for _ in range(40)])
+    c = from_rank_trials(trials, n_select=2)
+    assert c.extra["trial"].tolist() == np.repeat(np.arange(40), 13).tolist()
+    train, test = holdout_split(c, 0.25, 0, groups=c.extra["trial"])
+    assert len(test) == 10 * 13 and not set(train.extra["trial"]) & set(test.extra["trial"])
+    for fit_rows, held in GroupedKFold(4, groups=c.extra["trial"], random_state=0).split(c):
+        assert not set(c.extra["trial"][fit_rows]) & set(c.extra["trial"][held])
+    by_query = holdout_split(c, 0.25, 0)
+    assert set(by_query[0].extra["trial"]) & set(by_query[1].extra["trial"])

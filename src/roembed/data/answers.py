@@ -177,9 +177,11 @@ def from_rank_trials(
     choice is unranked.  An 8-rank-2 trial gives 7 + 6 = 13 triplets, unranked 12; a 2-rank-1 trial gives one.
     These are cblearn's ``triplets_from_multiselect(stimulus_set, n_select, is_ranked)``, in its order.
     Rows are trial by trial, in the order of ``(a, b)``; each triplet carries its trial's ``annotator``,
-    ``weight`` and ``response_time`` (psiz's ``agent_id``, ``weight`` and ``rt_ms``).  The triplets of one trial
-    compare different pairs, so a query-grouped split may put some in training and others in validation, as the
-    two triplets of an odd-one-out answer; and the annotator tests count each triplet as a unit of evidence, though
+    ``weight`` and ``response_time`` (psiz's ``agent_id``, ``weight`` and ``rt_ms``), and its row of
+    ``stimulus_set`` as ``extra["trial"]``.  The triplets of one trial compare different objects, so a split by
+    query or by object set puts some in training and others in validation, where the fit has seen the choice that
+    answers them; hold out whole trials with ``groups=comparisons.extra["trial"]``
+    (:func:`roembed.model_selection.holdout_split`, ``GroupedKFold``).  The annotator tests count each triplet as a unit of evidence, though
     a trial's triplets share one choice (measured on simulated crowds of 8-rank-2 trials, 20 honest annotators and
     5 choosing at random, 40 trials each, eight seeds: no honest annotator suspected, 39 of 40 random ones found
     at the larger noise, 40 of 40 at the smaller).
@@ -204,5 +206,5 @@ def from_rank_trials(
         triplets, n_objects=n_objects, weight=weight,
         annotator=None if annotator is None else annotator[trial],
         response_time=None if response_time is None else response_time[trial],
-        object_names=object_names, where=per_trial,
+        object_names=object_names, extra={"trial": trial}, where=per_trial,
     )
