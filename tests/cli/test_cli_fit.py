@@ -479,6 +479,16 @@ def test_holdout_keeps_every_comparison_among_the_same_objects_on_one_side(tmp_p
     assert summary["n_holdout_responses"] == 2 * len(shown) - votes.sum() > 0.2 * 2 * len(shown)
 
 
+def test_a_reader_warning_that_names_its_file_is_not_prefixed_twice(files, tmp_path):
+    """Was "warning: votes.csv (+1 more): copy.csv: the same bytes as ..." and, for one file, its name twice."""
+    _, csv, *_ = files
+    copy = tmp_path / "copy.csv"
+    copy.write_bytes(csv.read_bytes())
+    result = run(csv, copy, "--out", tmp_path / "two", "--quiet")
+    assert result.exit_code == 0, result.output + result.stderr
+    assert f"warning: {copy}: the same bytes as {csv}:" in result.stderr and "more): " not in result.stderr
+
+
 def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_path):
     """The held-out error comes with its 95% interval (queries as the sample size, as
     ``roembed.metrics.triplet_error``); where it reaches 0.5 a map of answers given at random looked like any

@@ -689,3 +689,21 @@ def test_a_name_in_another_unicode_form_than_the_names_files_is_named_so(tmp_pat
         read_comparisons(path, names=["caf\u00e9", "tea", "water", "milk"])
     with pytest.raises(InvalidComparisonsError, match=r"line 3: unknown object name \(not in names\)"):
         read_comparisons(path, names=["coffee", "tea", "water", "milk"])
+
+
+def test_qualtrics_two_lines_under_the_header_are_skipped_and_said_so(tmp_path):
+    """A Qualtrics export writes each question's text and ``{"ImportId": ...}`` under its header: read as answers,
+    they were comparisons of objects named "Which image is the anchor?" and '{"ImportId":"QID1"}'."""
+    path = _write(tmp_path, 'Q1,Q2,Q3,ResponseId\n"Which image is the anchor?",Closer image,Farther image,Response ID\n'
+                            '"{""ImportId"":""QID1""}","{""ImportId"":""QID2""}","{""ImportId"":""QID3""}",'
+                            '"{""ImportId"":""_recordId""}"\ncat,dog,car,R_1\ndog,cat,car,R_2\ncar,bus,bus,R_3\n',
+                  "survey.csv")
+    columns = {"Q1": "anchor", "Q2": "closer", "Q3": "farther"}
+    with pytest.warns(UserWarning, match=r"survey.csv: lines 2-3 are Qualtrics' question text and ImportId lines "
+                                         r"under the header, not answers: skipped"):
+        with pytest.raises(InvalidComparisonsError, match=r"survey.csv line 6: .*\(car, bus, bus\)"):
+            read_comparisons(path, columns=columns)  # later lines keep their numbers
+    with pytest.warns(UserWarning, match="Qualtrics"):
+        c = read_comparisons(path, columns=columns, on_invalid="skip")
+    assert [[c.object_names[o] for o in t] for t in c.triplets] == [["cat", "dog", "car"], ["dog", "cat", "car"]]
+    assert list(c.extra["responseid"]) == ["R_1", "R_2"] and not any("ImportId" in n for n in c.object_names)

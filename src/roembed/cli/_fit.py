@@ -84,7 +84,7 @@ def read_input(paths: list[Path], names: Path | None, skip_invalid: bool, encodi
         raise BadInput(message) from None
     if report.n_skipped:
         click.echo(str(report), err=True)  # never dropped quietly, even with --quiet
-    return data, warning_lines(caught, source)
+    return data, warning_lines(caught, source, [p.name for p in paths])
 
 
 def parse_columns(value: str | None):

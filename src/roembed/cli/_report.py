@@ -121,8 +121,9 @@ def collected_warnings():
         yield caught
 
 
-def warning_lines(caught, source=None) -> list[str]:
-    """One line per distinct warning, in the CLI's words (``--max-iter`` for ``max_iter``)."""
+def warning_lines(caught, source=None, named=()) -> list[str]:
+    """One line per distinct warning, in the CLI's words (``--max-iter`` for ``max_iter``), after ``source``
+    unless the warning names one of the files ``named`` itself."""
     from ..data.validation import SkippedRowsWarning
 
     lines = []
@@ -130,7 +131,8 @@ def warning_lines(caught, source=None) -> list[str]:
         if issubclass(w.category, SkippedRowsWarning):
             continue  # reported by the reader's own line
         text = " ".join(str(w.message).split()).replace("max_iter", "--max-iter").replace("n_init", "--n-init")
-        line = f"warning: {source}: {text}" if source else f"warning: {text}"
+        named_here = any(name in text for name in named)
+        line = f"warning: {source}: {text}" if source and not named_here else f"warning: {text}"
         if line not in lines:
             lines.append(line)
     return lines

@@ -622,6 +622,10 @@ def _text_frames(path: Path, columns, encoding: str):
             text = _zero_padded_columns(block, sep, header) if text is None else text
             frame, lines = _without_blank_lines(_parsed(block, sep, header, path, line, skipped + 1, text), block,
                                                 sep, line)
+            if line == skipped + 2 and _qualtrics_header_rows(frame):
+                warn(f"{path}: lines {lines[0]}-{lines[1]} are Qualtrics' question text and ImportId lines under "
+                     "the header, not answers: skipped")
+                frame, lines = frame.iloc[2:].reset_index(drop=True), lines[2:]
             if line == skipped + 1 and isinstance(columns, (list, tuple)) and columns is not commented:
                 _other_header_error(frame, path, first.strip(), columns, skipped + 1)
             if not headerless and names is not None:
@@ -641,6 +645,14 @@ def _text_frames(path: Path, columns, encoding: str):
             yield frame, where
         if not any_rows:  # a header alone: its columns still say what the file is
             yield pd.DataFrame(columns=names or header), RowLocator(str(path))
+
+
+def _qualtrics_header_rows(frame: pd.DataFrame) -> bool:
+    """Whether the first two rows are the two lines a Qualtrics export writes under its header: each question's
+    text, then ``{"ImportId":"QID1"}`` and the like.  Read as answers they were comparisons of objects named
+    "Which image is the anchor?" and ``{"ImportId":"QID1"}``, without a word."""
+    return len(frame) >= 2 and bool(
+        frame.iloc[1].astype(str).str.fullmatch(r'\s*\{\s*"ImportId"\s*:.*\}\s*').any())
 
 
 def _without_blank_lines(frame: pd.DataFrame, block: str, sep: str, line: int):
