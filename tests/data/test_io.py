@@ -451,6 +451,16 @@ def test_skipping_reports_count_and_examples_never_silently(tmp_path):
         read_comparisons(_write(tmp_path, "anchor,closer,farther\n0,0,1\n", "all_bad.csv"), on_invalid="skip")
 
 
+def test_a_name_only_a_skipped_row_gives_names_no_object(tmp_path):
+    """Was an object with no comparison and arbitrary coordinates ("bus", a typo's "emu"), in every output."""
+    path = _write(tmp_path, "anchor,closer,farther\ncat,dog,car\ndog,cat,car\ncar,bus,bus\nemu,emu,cat\n")
+    with pytest.warns(SkippedRowsWarning, match="skipped 2 invalid row"):
+        c = read_comparisons(path, on_invalid="skip")
+    assert c.object_names == ("car", "cat", "dog") and c.triplets.tolist() == [[1, 2, 0], [2, 1, 0]]
+    with pytest.warns(SkippedRowsWarning):  # names given are the objects, used or not
+        assert read_comparisons(path, on_invalid="skip", names=["bus", "car", "cat", "dog", "emu"]).n_objects == 5
+
+
 def test_names_file_and_duplicate_names(tmp_path):
     names = _write(tmp_path, "ant\nbee\n\ncat\n", name="names.txt")
     c = read_comparisons(_write(tmp_path, "anchor,closer,farther\n2,1,0\n"), names=names)

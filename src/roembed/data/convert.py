@@ -425,6 +425,7 @@ class _ObjectIds:
         self.index = pd.Index(self.given if self.given is not None else [], dtype=object)
         self.numeric: bool | None = None
         self.salmon_pairs: list | None = []  # (index, name) pairs of salmon's <role>_filename columns
+        self.in_kept_rows = np.zeros(0, dtype=bool)  # per provisional name code: named by a kept row
 
     def codes(self, block: pd.DataFrame, problems: _RowProblems) -> np.ndarray:
         """Float codes of ``block``'s object ids (NaN where unusable, with the reason flagged)."""
@@ -449,6 +450,15 @@ class _ObjectIds:
         problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
         return codes
 
+    def keep(self, codes: np.ndarray) -> None:
+        """Notes the provisional name codes of the rows kept (found names only: a name of a skipped row alone
+        names no object, as it named one before, with no comparison and arbitrary coordinates)."""
+        if self.given is None and not self.numeric:
+            seen = np.zeros(len(self.index), dtype=bool)
+            seen[: len(self.in_kept_rows)] = self.in_kept_rows
+            seen[codes.ravel()] = True
+            self.in_kept_rows = seen
+
     def see_salmon(self, frame: pd.DataFrame) -> None:
         """Collects the target names of salmon's ``<role>_filename`` columns (see :func:`_salmon_names`)."""
         if self.salmon_pairs is not None:
@@ -460,7 +470,9 @@ class _ObjectIds:
         if self.given is not None:
             return self.given, None
         if not self.numeric:
-            names = sorted(self.index)
+            kept = np.zeros(len(self.index), dtype=bool)
+            kept[: len(self.in_kept_rows)] = self.in_kept_rows[: len(self.index)]
+            names = sorted(self.index[kept])
             return tuple(names), pd.Index(names).get_indexer(self.index).astype(np.int32)
         if self.salmon_pairs:
             return _salmon_names(pd.concat(self.salmon_pairs).drop_duplicates()), None
@@ -846,6 +858,7 @@ class ComparisonsBuilder:
 
     def _keep(self, frame, keep, codes, position, weight, tie, gold) -> None:
         self.codes.append(codes[keep].astype(np.int32))
+        self.ids.keep(self.codes[-1])
         for chunks, values in ((self.positions, position), (self.weights, weight), (self.ties, tie),
                                (self.golds, gold)):
             if values is not None:
