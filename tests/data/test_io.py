@@ -171,6 +171,8 @@ BAD_FILES = [
     ("anchor,closer,farther,anchor\n0,1,2,3\n", {}, "line 1: the header names column 'anchor' twice; which one "
                                                     "holds it cannot be told"),
     ("anchor,closer,farther,worker_id,Worker ID\n0,1,2,a,b\n", {}, "the header names column 'Worker ID' twice"),
+    # a column of TRUE/FALSE among numbers was read as objects 1 and 0
+    ("anchor,closer,farther\nTRUE,3,2\nFALSE,3,2\n", {}, "line 2: object id is true or false, not an object index"),
 ]
 
 
@@ -717,3 +719,17 @@ def test_qualtrics_two_lines_under_the_header_are_skipped_and_said_so(tmp_path):
         c = read_comparisons(path, columns=columns, on_invalid="skip")
     assert [[c.object_names[o] for o in t] for t in c.triplets] == [["cat", "dog", "car"], ["dog", "cat", "car"]]
     assert list(c.extra["responseid"]) == ["R_1", "R_2"] and not any("ImportId" in n for n in c.object_names)
+
+
+@pytest.mark.parametrize("records, message", [
+    # read as a number, true was object 1; a JSON object or list became a name, "{'id': 1}" or "[1]"
+    ('{"anchor": true, "closer": 2, "farther": 3}', "line 1: object id is true or false, not an object index"),
+    ('{"anchor": "cat", "closer": false, "farther": "dog"}', "line 1: object id is true or false"),
+    ('{"anchor": {"id": 1}, "closer": {"id": 2}, "farther": {"id": 3}}', "line 1: object id is a JSON object or list, "
+     "not an object index or name (flatten the file first, e.g. pandas.json_normalize"),
+    ('{"anchor": [1], "closer": [2], "farther": [3]}', "line 1: object id is a JSON object or list"),
+])
+def test_json_ids_that_are_no_index_or_name_are_refused(tmp_path, records, message):
+    path = _write(tmp_path, records + "\n", "c.jsonl")
+    with pytest.raises(InvalidComparisonsError, match=re.escape(message)):
+        read_comparisons(path)

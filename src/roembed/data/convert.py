@@ -374,12 +374,31 @@ def _name_strings(block: pd.DataFrame) -> np.ndarray:
     return np.stack(out, axis=1)
 
 
+_PLAIN_KINDS = ("string", "integer", "floating", "mixed-integer-float", "decimal", "empty")
+"""``pandas.api.types.infer_dtype`` kinds of a column whose ids need no look cell by cell (:func:`_odd_ids`)."""
+
+
+def _odd_ids(block: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: an object id that is true or false; one that is a container (a JSON object or list).  Read as
+    numbers, ``true`` was object 1; as names, ``{"id": 1}`` was the object "{'id': 1}"."""
+    boolean = np.zeros(len(block), dtype=bool)
+    container = np.zeros(len(block), dtype=bool)
+    for column in block.columns:
+        values = block[column]
+        if values.dtype.kind == "b":
+            boolean |= values.notna().to_numpy()
+        elif values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in _PLAIN_KINDS:
+            cells = values.to_numpy()
+            boolean |= np.fromiter((isinstance(v, (bool, np.bool_)) for v in cells), bool, len(cells))
+            container |= np.fromiter((isinstance(v, (dict, list, tuple, set, np.ndarray)) for v in cells), bool,
+                                     len(cells))
+    return boolean, container
+
+
 def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProblems) -> np.ndarray:
     """Object ids read as indices: float codes (NaN where unusable), each way a number can fail flagged."""
     if numeric_dtypes:
         num = block.to_numpy(dtype=np.float64, na_value=np.nan)
-        if all(block[c].dtype.kind == "b" for c in block.columns):
-            problems.flag(np.ones(len(block), bool), "object ids are booleans, not object indices")
     else:
         values = block.to_numpy(dtype=object)
         num = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(np.float64).reshape(values.shape)
@@ -430,6 +449,10 @@ class _ObjectIds:
     def codes(self, block: pd.DataFrame, problems: _RowProblems) -> np.ndarray:
         """Float codes of ``block``'s object ids (NaN where unusable, with the reason flagged)."""
         numeric_dtypes = all(block[c].dtype.kind in "iufb" for c in block.columns)
+        boolean, container = _odd_ids(block)
+        problems.flag(boolean, "object id is true or false, not an object index or name")
+        problems.flag(container, "object id is a JSON object or list, not an object index or name (flatten the "
+                                 "file first, e.g. pandas.json_normalize, and name the field that holds the id)")
         if self.numeric is None:
             values = block.to_numpy(dtype=object)
             self.numeric = numeric_dtypes or (
