@@ -732,3 +732,21 @@ def test_the_header_counts_weighted_responses_and_their_total_weight(tmp_path):
     assert result.exit_code == 0, result.output + result.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["n_responses"] == len(counts) and summary["total_weight"] == counts.sum()
+
+
+def test_annotator_ids_written_with_leading_zeros_are_read_back_as_written(tmp_path):
+    """annotators.csv's "007" was read back as 7 while the comparisons' annotators stayed "007": the table showed 7,
+    and clicking it listed none of its comparisons (the page knew "7" and "007" as two annotators)."""
+    rng = np.random.default_rng(2)
+    rows = [rng.choice(15, 3, replace=False) for _ in range(400)]
+    pd.DataFrame({"anchor": [f"o{r[0]}" for r in rows], "closer": [f"o{r[1]}" for r in rows],
+                  "farther": [f"o{r[2]}" for r in rows],
+                  "worker": [f"{w:03d}" for w in rng.integers(1, 9, 400)]}).to_csv(tmp_path / "v.csv", index=False)
+    result = CliRunner().invoke(main, ["fit", str(tmp_path / "v.csv"), "--out", str(tmp_path / "o"), "--quiet",
+                                       "--bootstrap", "4"])
+    assert result.exit_code == 0, result.output + result.stderr
+    data = read_run(tmp_path / "o")
+    workers = set(data.annotators["annotator"])
+    assert all(len(w) == 3 and w.startswith("00") for w in workers)
+    assert set(data.edge_annotators["annotator"]) == workers
+    assert data.annotators["bootstrap_agreement_low"].notna().all()  # annotator_intervals.csv matched too

@@ -329,8 +329,8 @@ def _cut_off(path: Path) -> bool:
 
 def _read_csv(path: Path, required) -> pd.DataFrame:
     try:
-        table = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"name": str, "label": str,
-                                                                                 "annotators": str})
+        table = pd.read_csv(path, keep_default_na=False, na_values=[""],  # ids as written: "007" is not 7
+                            dtype={"name": str, "label": str, "annotator": str, "annotators": str})
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise RunFolderError(f"{path}: cannot read ({exc})") from None
     missing = [c for c in required if c not in table.columns]
@@ -430,7 +430,7 @@ def _read_optional(path: Path) -> pd.DataFrame | None:
     if not path.is_file():
         return None
     try:
-        return pd.read_csv(path, keep_default_na=False, na_values=[""])
+        return pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"annotator": str})
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise RunFolderError(f"{path}: cannot read ({exc})") from None
 
