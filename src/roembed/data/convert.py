@@ -474,8 +474,9 @@ class _ObjectIds:
         return codes
 
     def keep(self, codes: np.ndarray) -> None:
-        """Notes the provisional name codes of the rows kept (found names only: a name of a skipped row alone
-        names no object, as it named one before, with no comparison and arbitrary coordinates)."""
+        """Notes the provisional name codes of the rows kept (names found, not given): a name that only skipped
+        rows use names no object (until the seventieth session it named one, with no comparison and arbitrary
+        coordinates in every output)."""
         if self.given is None and not self.numeric:
             seen = np.zeros(len(self.index), dtype=bool)
             seen[: len(self.in_kept_rows)] = self.in_kept_rows
