@@ -71,6 +71,20 @@ def test_triplet_error_and_interval_known_answer():
     assert e.value == 0.0 and e.low == 0.0 and e.high < 0.002
 
 
+def test_triplet_error_by_object_set_counts_one_observation_per_set():
+    """An odd-one-out answer (two triplets, two queries) or a triple's three anchors: one observation, not two
+    or three, where the hold-out is by set (``roembed fit --holdout``)."""
+    X = np.array([[0.0], [1.0], [3.0], [7.0]])
+    c = Comparisons([[0, 1, 2], [1, 0, 2], [3, 2, 1]])  # two queries on {0, 1, 2}, one on {1, 2, 3}
+    by_query, by_set = triplet_error(X, c), triplet_error(X, c, unit="object_set")
+    assert by_query.value == by_set.value == 0.0
+    assert (by_query.low, by_query.high) == pytest.approx(tuple(map(float, wilson_interval(0.0, 3.0))))
+    # the sets weigh 2 and 1 responses: effective size (2 + 1)^2 / (2^2 + 1^2) = 9 / 5
+    assert (by_set.low, by_set.high) == pytest.approx(tuple(map(float, wilson_interval(0.0, 9.0 / 5.0))))
+    with pytest.raises(ValueError, match="unit must be 'query' or 'object_set', got 'answer'"):
+        triplet_error(X, c, unit="answer")
+
+
 def test_margins_are_scale_free_and_signed():
     X = _points(n=10, p=2)
     t = np.array([[0, 1, 2], [3, 4, 5]])

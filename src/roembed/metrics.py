@@ -32,6 +32,7 @@ from scipy.stats import norm
 
 from .data import Comparisons, as_comparisons
 from .data.validation import count_noun
+from .model_selection import object_sets
 from ._kernels import NUMPY_ORDER_MAX, satisfied_votes
 from ._threads import in_blocks
 from .objective import QUADRUPLET_CHUNK, quadruplet_distances
@@ -186,20 +187,25 @@ def one_standard_error(errors, weights) -> tuple[int, int, np.ndarray]:
     return int(np.flatnonzero(mean - mean[best] <= se)[0]), best, se
 
 
-def triplet_error(X, comparisons, confidence: float = 0.95) -> Interval:
+def triplet_error(X, comparisons, confidence: float = 0.95, unit: str = "query") -> Interval:
     r"""Weighted share of the responses that ``X`` violates, with a Wilson interval.
 
     Responses that share a query are not independent (they are votes on one question),
     so the interval uses the number of *queries* as the sample size, each query
     contributing its vote-weighted error: :math:`\hat e = \sum_q w_q e_q / \sum_q w_q`,
     effective size :math:`n = (\sum_q w_q)^2 / \sum_q w_q^2`.  On distinct triplets with
-    unit weights this is the plain Wilson interval of the error rate.
+    unit weights this is the plain Wilson interval of the error rate.  ``unit="object_set"`` counts
+    sets of objects instead (:func:`roembed.model_selection.object_sets`): the two triplets of an
+    odd-one-out answer, or the three anchors of one triple, as one observation (``roembed fit``'s
+    held-out error, whose hold-out is by set).
     """
     if not 0.0 < confidence < 1.0:  # 2 (or NaN) gave the interval (nan, nan)
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     comparisons = as_comparisons(comparisons)
+    if unit not in ("query", "object_set"):
+        raise ValueError(f"unit must be 'query' or 'object_set', got {unit!r}")
     wrong = ~satisfied(X, comparisons)
-    query = comparisons.aggregate().response_query
+    query = comparisons.aggregate().response_query if unit == "query" else object_sets(comparisons)
     w_q = np.bincount(query, weights=comparisons.weight)
     used = w_q > 0
     if not used.any():

@@ -490,8 +490,8 @@ def test_a_reader_warning_that_names_its_file_is_not_prefixed_twice(files, tmp_p
 
 
 def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_path):
-    """The held-out error comes with its 95% interval (queries as the sample size, as
-    ``roembed.metrics.triplet_error``); where it reaches 0.5 a map of answers given at random looked like any
+    """The held-out error comes with its 95% interval (sets of objects as the sample size,
+    ``roembed.metrics.triplet_error(unit="object_set")``); where it reaches 0.5 a map of answers given at random looked like any
     other (train error 0.35, held-out 0.46), so a warning says the held-out answers cannot tell it from guessing.
     A map that predicts gets no such warning."""
     folder, csv, *_ = files
@@ -515,9 +515,9 @@ def test_held_out_error_has_its_interval_and_one_at_chance_is_said(files, tmp_pa
     assert low < 0.5 <= high
     warned = [w for w in summary["warnings"] if "reaches 0.5, chance" in w]
     assert len(warned) == 1 and warned[0].startswith("--holdout 0.2: the held-out error's 95% interval")
-    assert "held-out queries): on these answers the map's predictions cannot be told from guessing" in result.stderr
-    n_queries = int(re.search(r"over (\d+) held-out queries", warned[0]).group(1))
-    assert 0.9 * summary["n_holdout_responses"] < n_queries <= summary["n_holdout_responses"]  # a few repeat
+    assert "held-out sets of objects): on these answers the map's predictions cannot be told from guessing" in result.stderr
+    n_sets = int(re.search(r"over (\d+) held-out sets of objects", warned[0]).group(1))
+    assert 0.8 * summary["n_holdout_responses"] < n_sets <= summary["n_holdout_responses"]  # some share objects
 
 
 def test_a_holdout_that_rounds_to_no_query_is_bad_input(files):

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..data import InvalidComparisonsError
 from ..metrics import describe_flags_by_vote, flags_by_vote, triplet_error
-from ..model_selection import holdout_split
+from ..model_selection import holdout_split, object_sets
 from ..report.data import OUTPUT_FORMAT, total_weight
 from ..data.diagnostics import object_groups
 from ..data.io import NAME_COLUMNS, NAME_ID_COLUMNS, id_base, read_text
@@ -31,9 +31,9 @@ per free coordinate, 0.09 at 8, 0.12 at 10.6 with a quarter flipped, and 0.03 at
 
 
 def holdout_interval(estimator, test) -> list[float]:
-    """The 95% Wilson interval of the held-out error, queries as the sample size
-    (:func:`roembed.metrics.triplet_error`), objects matched by name as ``score`` matches them."""
-    error = triplet_error(estimator.embedding_, estimator._query(test))
+    """The 95% Wilson interval of the held-out error, sets of objects as the sample size (as ``--holdout`` holds
+    out; :func:`roembed.metrics.triplet_error`), objects matched by name as ``score`` matches them."""
+    error = triplet_error(estimator.embedding_, estimator._query(test), unit="object_set")
     return [error.low, error.high]
 
 
@@ -419,9 +419,9 @@ def _fit_and_write(folder, paths, encoding, dim, names, method, loss, lam, seed,
     notes += warning_lines(caught, held_out)
     if test is not None and errors["holdout_error_interval"][1] >= 0.5:
         low, high = errors["holdout_error_interval"]
-        n_queries = count_noun(test.aggregate().n_queries, "held-out query", "held-out queries")
+        n_sets = count_noun(len(np.unique(object_sets(test))), "held-out set of objects", "held-out sets of objects")
         notes.append(f"warning: {held_out}: the held-out error's 95% interval reaches 0.5, chance "
-                     f"({low:.4f}-{high:.4f} over {n_queries}): on these "
+                     f"({low:.4f}-{high:.4f} over {n_sets}): on these "
                      "answers the map's predictions cannot be told from guessing (more comparisons or fewer dimensions "
                      "may change that)")
     for line in notes:
