@@ -2,7 +2,7 @@
 
 The paper's synthetic protocol (100 objects, 10,000 training triplets with 15-50 votes
 each, 100 annotators) with points drawn in p in {2, 5, 10} dimensions, clean and with
-25% ``spammers``.  ``select_dimension`` with its defaults (5 query-grouped folds, the
+25% ``spammers``.  ``select_dimension`` with its defaults (5 folds of whole sets of objects, the
 one-standard-error rule, patience 2) on the default ``RobustOrdinalEmbedding``; for
 contrast the same selection with the plain (non-robust) SOE on the first ``--plain-seeds``
 seeds.  Seeds 0.. (exploration used 2001).  Rows are appended to a JSONL store as they
