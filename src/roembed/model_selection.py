@@ -129,7 +129,8 @@ def holdout_mask(comparisons: Comparisons, fraction: float, random_state=None, g
     """A boolean mask of the held-out responses: a seeded ``fraction`` of the groups (queries by default),
     held out whole.
 
-    ``groups``: ``"query"``, ``"annotator"`` or one group id per response (see :func:`response_groups`).
+    ``groups``: ``"query"``, ``"annotator"``, ``"object_set"`` or one group id per response (see
+    :func:`response_groups`).
 
     Raises ``InvalidComparisonsError`` when the fraction rounds to no group or to all of them.
     """

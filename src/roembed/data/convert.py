@@ -478,10 +478,10 @@ class _ObjectIds:
         rows use names no object (until the seventieth session it named one, with no comparison and arbitrary
         coordinates in every output)."""
         if self.given is None and not self.numeric:
-            seen = np.zeros(len(self.index), dtype=bool)
-            seen[: len(self.in_kept_rows)] = self.in_kept_rows
-            seen[codes.ravel()] = True
-            self.in_kept_rows = seen
+            grown = len(self.index) - len(self.in_kept_rows)  # names this chunk found
+            if grown:
+                self.in_kept_rows = np.concatenate([self.in_kept_rows, np.zeros(grown, dtype=bool)])
+            self.in_kept_rows[codes.ravel()] = True
 
     def see_salmon(self, frame: pd.DataFrame) -> None:
         """Collects the target names of salmon's ``<role>_filename`` columns (see :func:`_salmon_names`)."""
@@ -494,9 +494,7 @@ class _ObjectIds:
         if self.given is not None:
             return self.given, None
         if not self.numeric:
-            kept = np.zeros(len(self.index), dtype=bool)
-            kept[: len(self.in_kept_rows)] = self.in_kept_rows[: len(self.index)]
-            names = sorted(self.index[kept])
+            names = sorted(self.index[self.in_kept_rows])  # keep() saw every chunk's codes
             return tuple(names), pd.Index(names).get_indexer(self.index).astype(np.int32)
         if self.salmon_pairs:
             return _salmon_names(pd.concat(self.salmon_pairs).drop_duplicates()), None
