@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from roembed.data import Comparisons, InvalidComparisonsError, read_comparisons, write_comparisons
+from roembed.data import Comparisons, InvalidComparisonsError, SkippedRowsWarning, read_comparisons, write_comparisons
 from roembed.data.convert import split_ties
 
 TEXT = "anchor,closer,farther,annotator\n0,1,2,ann\n1,2,3,bob\n2,3,0,José\n3,0,1,ann\n"
@@ -361,6 +361,31 @@ def test_several_files_read_as_one_with_errors_naming_each_file(tmp_path):
     other.write_text("anchor,closer,farther,weight\n0,1,2,1\n")
     with pytest.raises(InvalidComparisonsError, match=r"other.csv line 1: columns .* differ from those of .*a.csv"):
         read_comparisons([a, other])
+
+
+def test_a_file_of_indices_after_a_file_of_names_stops_at_its_first_row(tmp_path):
+    """Read as names, the second file's numbers were objects "0", "1", ... apart from the named ones (seventieth
+    session: 8 objects from 4 names and 4 indices); the other order already stopped at the first name."""
+    named, numbered = tmp_path / "named.csv", tmp_path / "numbered.csv"
+    named.write_text("anchor,near,far\napple,pear,fig\npear,fig,plum\n")
+    numbered.write_text("anchor,near,far\n0,1,2\n1,2,3\n")
+    with pytest.raises(InvalidComparisonsError, match=r"numbered.csv line 2: object id is a number where the first "
+                                                      r"rows' ids are names"):
+        read_comparisons([named, numbered])
+    with pytest.raises(InvalidComparisonsError, match=r"named.csv line 2: object id is not an integer object index"):
+        read_comparisons([numbered, named])
+    with pytest.warns(SkippedRowsWarning, match="skipped 2 invalid row"):
+        c = read_comparisons([named, numbered], on_invalid="skip")
+    assert c.object_names == ("apple", "fig", "pear", "plum") and len(c) == 2
+    # names that are numbers, a few among words, stay names; zero-padded ids are names as written
+    numbered.write_text("anchor,near,far\n1984,pear,fig\n007,008,apple\n")
+    c = read_comparisons([named, numbered])
+    assert c.object_names == ("007", "008", "1984", "apple", "fig", "pear", "plum")
+    numbered.write_text("anchor,near,far\n1984,2001,fig\n")  # two of three distinct ids whole numbers
+    with pytest.raises(InvalidComparisonsError, match=r"numbered.csv line 2: object id is a number"):
+        read_comparisons([named, numbered])
+    c = read_comparisons([named, numbered], names=["1984", "2001", "apple", "fig", "pear", "plum"])
+    assert c.triplets.tolist()[-1] == [0, 1, 3]
 
 
 def test_a_tie_is_half_a_vote_each_way():

@@ -415,6 +415,21 @@ def _index_codes(block: pd.DataFrame, numeric_dtypes: bool, problems: _RowProble
     return num
 
 
+def _numbers_after_names(strings: np.ndarray, found: pd.Index) -> np.ndarray:
+    """Rows of a later frame (chunk, file) with a whole-number id, where that frame's distinct ids are mostly
+    whole numbers written plainly (as the first frame's rule would read as indices) while the first frame's ids
+    were names: a file of indices read with a file of names.  Read as names, its numbers would be objects of
+    their own ("0", "1", ...), disconnected from the named ones (the other order stops at the first name, as a
+    typo in a file of indices).  ``found``: the frame's distinct ids; only they are tested, so a long file of
+    names costs one test per new name, not per cell."""
+    ids = pd.Series(found, dtype=object)
+    whole = ids.str.fullmatch(r"[+-]?\d+").fillna(False).to_numpy(dtype=bool)
+    if not len(ids) or whole.mean() <= 0.5 or _zero_padded(ids.to_numpy()):
+        return np.zeros(len(strings), dtype=bool)
+    cells = pd.Series(strings.ravel(), dtype=object).isin(set(ids[whole])).to_numpy()
+    return cells.reshape(strings.shape).any(axis=1)
+
+
 def _other_form(strings: np.ndarray, unknown: np.ndarray, given: Sequence[str]) -> np.ndarray:
     """Rows with an unknown name (``unknown``, per cell) that is one of ``given`` in another Unicode form (the
     file's decomposed ``café``, as macOS writes file names, against a names file's composed one): both print
@@ -453,7 +468,8 @@ class _ObjectIds:
         problems.flag(boolean, "object id is true or false, not an object index or name")
         problems.flag(container, "object id is a JSON object or list, not an object index or name (flatten the "
                                  "file first, e.g. pandas.json_normalize, and name the field that holds the id)")
-        if self.numeric is None:
+        first_frame = self.numeric is None
+        if first_frame:
             values = block.to_numpy(dtype=object)
             self.numeric = numeric_dtypes or (
                 self.given is None and _is_integer_like(values).mean() > 0.5 and not _zero_padded(values))
@@ -463,6 +479,13 @@ class _ObjectIds:
         problems.flag(pd.isna(strings).any(axis=1), "object name is missing")
         if self.given is None:
             found = pd.Index(pd.unique(strings[~problems.bad].ravel()), dtype=object).dropna()
+            numbers = np.zeros(0, dtype=bool) if first_frame else _numbers_after_names(strings, found)
+            if numbers.any():
+                problems.flag(numbers,
+                              "object id is a number where the first rows' ids are names (a file of indices read "
+                              "with one of names?): write every id as a name; names that are numbers: list every "
+                              "name in a names file (roembed fit --names, names= in Python)")
+                found = pd.Index(pd.unique(strings[~problems.bad].ravel()), dtype=object).dropna()
             self.index = self.index.append(found.difference(self.index, sort=False))
         codes = self.index.get_indexer(strings.ravel()).astype(np.float64).reshape(strings.shape)
         codes[codes < 0] = np.nan
