@@ -17,8 +17,9 @@ object set: by query the score measured the halves of answers the fit had seen, 
 map is no better than chance.  On triplets asked one query at a time the two splits agree within
 their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by object set).  The
 CLI's ``--holdout``, which measures and chooses nothing, holds out by object set, as
-:func:`roembed.dimension.select_dimension`'s folds do; the tuning keeps its query split (by set it chose
-worse on THINGS and no better on simulated odd-one-out answers: docs/tried.md).
+:func:`roembed.dimension.select_dimension`'s folds and :class:`~roembed.RobustOrdinalEmbeddingCV`'s (an integer
+``cv``) do; the tuning keeps its query split (by set it chose worse on THINGS and no better on simulated
+odd-one-out answers: docs/tried.md).
 """
 from __future__ import annotations
 

@@ -138,6 +138,31 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
     assert {p["loss"] for p in searched.cv_results_["params"]} == {"soe", "ste"}
 
 
+def test_cv_folds_hold_whole_sets_of_objects_so_an_odd_one_out_answer_is_never_split(monkeypatch):
+    """An integer ``cv`` deals whole sets of objects to the folds (``groups="object_set"``): by query, one odd-one-out
+    answer's two triplets ``(a, b, odd)`` and ``(b, a, odd)`` fell in different folds and ``best_score_`` scored
+    halves of answers the fit had seen (repeated triples: THINGS' hold-out error 0.28 by query, 0.48-0.51 by set)."""
+    import roembed.estimators.robust as robust
+    from roembed.data import from_odd_one_out
+    from roembed.model_selection import object_sets
+
+    rng = np.random.default_rng(3)
+    shown = np.array([rng.choice(12, 3, replace=False) for _ in range(150)])
+    shown = np.vstack([shown, shown[:60]])  # repeated triples, as THINGS asks them
+    c = from_odd_one_out(shown, rng.integers(0, 3, len(shown)))
+    seen = []
+    monkeypatch.setattr(robust, "_fit_score", lambda estimator, train, validation: seen.append((train, validation))
+                        or 0.5)
+    RobustOrdinalEmbeddingCV(2, lams=[1.0], loss="soe", weighting="vote", refine=None, alpha=1e-3, cv=3,
+                             random_state=0).fit(c)
+    assert len(seen) == 3 and sum(len(v) for _, v in seen) == len(c)
+    for train, validation in seen:
+        key = lambda part: {tuple(sorted(set(q))) for q in part.quadruplets.tolist()}
+        assert validation.n_objects == c.n_objects and not key(train) & key(validation)
+    sets = object_sets(c)
+    assert len(np.unique(sets)) < c.aggregate().n_queries  # the grouping differs from the query's here
+
+
 @pytest.mark.parametrize("lams", [None, [0.5, "auto"]])
 def test_cv_says_what_the_data_cannot_support_once(planted, lams):
     """The fit the user gets warns about the data (here an object in no comparison), once: with nothing searched

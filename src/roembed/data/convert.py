@@ -423,7 +423,7 @@ def _numbers_after_names(strings: np.ndarray, found: pd.Index) -> np.ndarray:
     typo in a file of indices).  ``found``: the frame's distinct ids; only they are tested, so a long file of
     names costs one test per new name, not per cell."""
     ids = pd.Series(found, dtype=object)
-    whole = ids.str.fullmatch(r"[+-]?\d+").fillna(False).to_numpy(dtype=bool)
+    whole = ids.str.fullmatch(r"[+-]?\d+", na=False).to_numpy(dtype=bool)
     if not len(ids) or whole.mean() <= 0.5 or _zero_padded(ids.to_numpy()):
         return np.zeros(len(strings), dtype=bool)
     cells = pd.Series(strings.ravel(), dtype=object).isin(set(ids[whole])).to_numpy()
