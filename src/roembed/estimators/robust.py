@@ -858,12 +858,9 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
         Folds when no ``validation`` set is given; an integer means that many folds of whole sets of objects
         (every comparison among the same objects on one side, so whole queries too) in a seeded shuffled order
         (:class:`~roembed.model_selection.GroupedKFold` with ``groups="object_set"``, as ``--holdout`` and
-        :func:`~roembed.dimension.select_dimension` split).  By query, an odd-one-out answer's two triplets fell on
-        both sides and ``best_score_`` scored halves of answers the fit had seen (simulated answers, 60 objects,
-        seeds 5101-5106: 0.835-0.865 by query, 0.825-0.852 by set; on THINGS, whose triples are answered many
-        times, the hold-out error was 0.28 by query and 0.48-0.51 by set: ``roembed.model_selection``).  On
-        triplets asked one query at a time the sets are nearly the queries (queries on the same three objects
-        with another anchor join).
+        :func:`~roembed.dimension.select_dimension` split): by query, an odd-one-out answer's two triplets fell on
+        both sides and ``best_score_`` scored halves of answers the fit had seen (docs/default.md, "The
+        cross-validated estimator").  For triplets asked one query at a time the sets are nearly the queries.
     validation : Comparisons or array, optional
         A held-out set (e.g. clean, expert-checked comparisons) scored instead of cross-validation;
         the final model is refitted on all training data either way.
