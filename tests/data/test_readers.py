@@ -435,6 +435,44 @@ def test_a_partial_salmon_export_keeps_its_names(tmp_path):
     assert c.extra["alg_ident"].tolist() == ["RandomSampling", "ARR"]
 
 
+def _next_query(uid, head, left, right, winner=None, **fields):
+    names = "abcd"
+    targets = [{"target_id": t, "primary_description": f"{names[t]}.png", "label": label}
+               for t, label in ((head, "center"), (left, "left"), (right, "right"))]
+    return {"participant_uid": uid, "target_indices": targets, **fields,
+            **({} if winner is None else {"target_winner": winner})}
+
+
+def test_next_participant_data_reads_as_salmon_responses_with_its_names(tmp_path):
+    """NEXT's dashboard download of a Triplets app (``{"participant_responses": {uid: [query, ...]}}``): center, left
+    and right targets, ``target_winner`` the one called closer, ``primary_description`` the names; queries never
+    answered are no response (counted in a warning); a bad row is named by participant and response."""
+    import json
+
+    data = {"participant_responses": {
+        "p1": [_next_query("p1", 0, 1, 2, 1, alg_label="Test", response_time=1.2, network_delay=0.1),
+               _next_query("p1", 1, 2, 3, alg_label="Test"),  # shown, never answered
+               _next_query("p1", 3, 0, 2, 2, alg_label="RandomSampling", response_time=2.0)],
+        "p2": [_next_query("p2", 2, 3, 0, 0, alg_label="Test", response_time=0.9)]}}
+    path = tmp_path / "next.json"
+    path.write_text(json.dumps(data))
+    with pytest.warns(UserWarning, match="1 query shown but never answered"):
+        c = read_comparisons(path)
+    assert c.object_names == ("a.png", "b.png", "c.png", "d.png")
+    assert c.triplets.tolist() == [[0, 1, 2], [3, 2, 0], [2, 0, 3]]  # (head, winner, the other)
+    assert list(c.annotator) == ["p1", "p1", "p2"] and c.position.tolist() == [0, 1, 1]  # winner left / right
+    assert c.extra["alg_label"].tolist() == ["Test", "RandomSampling", "Test"] and "network_delay" in c.extra
+    assert c.response_time.tolist() == [1.2, 2.0, 0.9]
+    data["participant_responses"]["p2"][0]["target_winner"] = 7
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidComparisonsError, match=r"next.json participant 'p2' response 0: winner is neither"):
+        read_comparisons(path)
+    data["participant_responses"]["p2"] = {"target_winner": 0}
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidComparisonsError, match=r"participant 'p2': responses must be a list of queries"):
+        read_comparisons(path)
+
+
 def test_json_records_columns_and_lines_read_like_csv(tmp_path):
     import json
 

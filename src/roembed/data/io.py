@@ -778,7 +778,8 @@ def _json_frames(path: Path, encoding: str):
     * queries with vote counts, as the material-similarity set of Lagunas et al. (2019) ships them:
       ``{"answers": [[ref, a, b], ...], "agreement": [[votes for a, votes for b], ...]}``; each
       query becomes the triplets (ref, a, b) and (ref, b, a) weighted by their votes (zero-vote
-      directions are no response and are left out), rows named "query q".
+      directions are no response and are left out), rows named "query q";
+    * NEXT's participant data (its Triplets app, :func:`_next_responses`).
     """
     with _text(path, encoding) as (fh, name):
         text = fh.read()
@@ -793,6 +794,8 @@ def _json_frames(path: Path, encoding: str):
         yield pd.DataFrame.from_records(data), RowLocator(f"{path} record", lines=np.arange(len(data)))
     elif isinstance(data, dict) and {"answers", "agreement"} <= set(data):
         yield _query_votes(data, path)
+    elif isinstance(data, dict) and isinstance(data.get("participant_responses"), dict):
+        yield _next_responses(data["participant_responses"], path)
     elif isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
         if len({len(v) for v in data.values()}) != 1:
             raise InvalidComparisonsError(f"{path}: the column lists have different lengths "
@@ -803,7 +806,8 @@ def _json_frames(path: Path, encoding: str):
             f"a JSON {type(data).__name__}"
         raise InvalidComparisonsError(
             f"{path}: {keys} is not a comparison table; expected a list of records with columns such as "
-            "anchor, closer, farther, an object of column lists, or answers + agreement (query vote counts)")
+            "anchor, closer, farther, an object of column lists, answers + agreement (query vote counts) or NEXT's "
+            "participant_responses")
 
 
 def _json_lines(text: str, path: Path) -> tuple[pd.DataFrame, RowLocator]:
@@ -822,6 +826,51 @@ def _json_lines(text: str, path: Path) -> tuple[pd.DataFrame, RowLocator]:
         records.append(record)
         lines.append(k)
     return pd.DataFrame.from_records(records), RowLocator(str(path), lines=np.array(lines, dtype=np.int64))
+
+
+#: NEXT's screen labels of a Triplets query's targets, as salmon's roles.
+_NEXT_ROLES = {"center": "head", "left": "left", "right": "right"}
+#: Fields of a NEXT response kept as columns (the read names the roles: annotator, response time, sampler, ...).
+_NEXT_FIELDS = {"participant_uid": "puid", "response_time": "response_time", "network_delay": "network_delay",
+                "alg_label": "alg_label", "timestamp_query_generated": "timestamp"}
+
+
+def _next_responses(participants: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
+    """NEXT's participant data, ``{"participant_responses": {uid: [response, ...]}}`` (the dashboard's download of
+    its Triplets app), as salmon's table: each answered query's ``target_indices`` labelled ``center``, ``left``,
+    ``right`` are ``head``, ``left``, ``right``, its ``target_winner`` the ``winner``, the participant ``puid``, each
+    target's ``primary_description`` its name (``<role>_filename``, as salmon's export names targets).  A query
+    NEXT generated but the participant never answered (no ``target_winner``) is no response: left out, with a
+    warning that counts them.  Rows are named by participant and response (``participant 'p1' response 3``)."""
+    rows, sources, lines, unanswered = [], [], [], 0
+    for uid, responses in participants.items():
+        if not isinstance(responses, list):
+            raise InvalidComparisonsError(f"{path}: participant {uid!r}: responses must be a list of queries, "
+                                          f"got a {type(responses).__name__}")
+        for k, response in enumerate(responses):
+            if isinstance(response, dict) and "target_winner" not in response:
+                unanswered += 1
+                continue
+            if not isinstance(response, dict):  # a row with no objects, refused by the checks
+                response = {"target_winner": None}
+            row = {column: response.get(field) for field, column in _NEXT_FIELDS.items()}
+            row.update(winner=response["target_winner"], puid=response.get("participant_uid", uid))
+            targets = response.get("target_indices")
+            for target in targets if isinstance(targets, list) else []:
+                role = _NEXT_ROLES.get(target.get("label")) if isinstance(target, dict) else None
+                if role is not None:
+                    row[role], row[f"{role}_filename"] = target.get("target_id"), target.get("primary_description")
+            rows.append(row)
+            sources.append(f"{path} participant {uid!r} response")
+            lines.append(k)
+    if unanswered:
+        warn(f"{path}: {unanswered} {'query' if unanswered == 1 else 'queries'} shown but never answered (no "
+             "target_winner): no response, left out")
+    roles = ["head", "left", "right", "winner"]
+    frame = pd.DataFrame.from_records(rows, columns=roles + list(_NEXT_FIELDS.values()) +
+                                      [f"{role}_filename" for role in roles[:3]])
+    frame = frame.drop(columns=[c for c in frame.columns[4:] if frame[c].isna().all()])
+    return frame, RowLocator(None, np.array(lines, dtype=np.int64), np.array(sources, dtype=object))
 
 
 def _query_votes(data: dict, path: Path) -> tuple[pd.DataFrame, RowLocator]:
