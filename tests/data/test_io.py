@@ -537,6 +537,31 @@ def test_mechanical_turk_hint_names_the_files_own_columns(tmp_path, header, sugg
         assert len(comparisons) == 20 and comparisons.annotator is not None
 
 
+def test_a_mechanical_turk_batch_of_several_questions_per_row_is_told_to_make_one_row_each(tmp_path):
+    """Three questions per HIT (``Input.Anchor1 ... Input.Anchor3``): the hint used to name the first question's
+    columns (and a column ``Input.head`` the file lacks), so that, followed, the read kept one question in three.  Now
+    it gives the reshaping, and the code it gives, pasted, reads every question."""
+    import pandas as pd
+    from roembed import from_frame
+
+    header = "HITId,WorkerId," + ",".join(f"Input.Anchor{q},Input.Left{q},Input.Right{q}" for q in (1, 2, 3)) + \
+        ",Answer.Choice1,Answer.Choice2,Answer.Choice3"
+    rows = [[f"h{n}", f"w{n % 3}"] + [str((n + q + k) % 6) for q in range(3) for k in range(3)] +
+            [str((n + q + 1 + (n % 2)) % 6) for q in range(3)] for n in range(8)]
+    path = _write(tmp_path, header + "\n" + "".join(",".join(r) + "\n" for r in rows))
+    with pytest.raises(InvalidComparisonsError, match=r"a Mechanical Turk batch of 3 questions per row "
+                                                      r"\(input.anchor1 ... input.anchor3\)\? make one row per") as info:
+        read_comparisons(path)
+    code = str(info.value).split("e.g. ", 1)[1]
+    reshape, read = code.split(", then ")
+    df = pd.read_csv(path)
+    long = eval(reshape.split(" = ", 1)[1], {"pandas": pd, "df": df})
+    c = eval(read, {"roembed": __import__("roembed"), "long": long, "from_frame": from_frame})
+    assert len(c) == 24 and c.annotator is not None  # every question of every HIT
+    first = long.loc[(0, 1)]
+    assert c.triplets[list(long.index).index((0, 1))].tolist()[0] == int(first["input.anchor"])
+
+
 def _odd_one_out_rows(base: int, annotators: bool, m: int = 30) -> str:
     """THINGS' export: three object ids (1-based, up to 60), the odd one's position from ``base``, a subject."""
     rng = np.random.RandomState(base)

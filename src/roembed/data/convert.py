@@ -248,8 +248,7 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
         f"{source}: unknown columns {shown}: found no comparison columns; expected {accepted}"
         + ("; the first line looks like data: name the columns of a file without a header (roembed fit "
            "--columns, or columns=[...] in Python)" if looks_like_data else "")
-        + (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed fit "
-           f"--columns {_mturk_roles(mturk)} (columns={{...}} in Python)" if mturk else "")
+        + (_mturk_hint(mturk) if mturk else "")
         + ("; to read a file whose columns have other names, rename them, e.g. roembed fit --columns "
            "query=anchor,similar=closer,dissimilar=farther (columns={...} in Python)"
            if not (looks_like_data or mturk or names_as_header) else "")
@@ -261,6 +260,41 @@ def _detect(columns: Sequence[str], format: str, source: str, first_values=()) -
 
 #: Suffixes of a Mechanical Turk batch's ``Input.*`` column that hold the shown object comparisons are made to.
 _MTURK_HEAD = ("head", "anchor", "center", "centre", "query", "target", "reference", "probe", "main")
+
+
+def _mturk_questions(mturk: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(stems, numbers)`` of a Mechanical Turk batch that asks several numbered questions per HIT
+    (``input.anchor1 ... input.anchor5``, ``answer.choice1 ...``): the column stems each number has, and the
+    numbers; ``([], [])`` where the columns are not so numbered (one question per row)."""
+    found: dict[str, set] = {}
+    for column in mturk:
+        stem = column.rstrip("0123456789")
+        if stem != column:
+            found.setdefault(column[len(stem):], set()).add(stem)
+    stems = set.intersection(*found.values()) if len(found) > 1 else set()
+    if len(stems) < 3:
+        return [], []
+    return sorted(stems, key=lambda c: (c.startswith("answer."), c)), sorted(found, key=int)
+
+
+def _mturk_hint(mturk: Sequence[str]) -> str:
+    """The unknown-columns hint for a Mechanical Turk batch: the ``--columns`` roles of its columns
+    (:func:`_mturk_roles`), or, where each row holds several numbered questions, how to make one row per question
+    first (read as they are, all but one question of each HIT would be left out)."""
+    stems, numbers = _mturk_questions(mturk)
+    if not stems:
+        return (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed "
+                f"fit --columns {_mturk_roles(mturk)} (columns={{...}} in Python)")
+    roles = _mturk_roles(stems)
+    return (f"; a Mechanical Turk batch of {len(numbers)} questions per row ({stems[0]}{numbers[0]} ... "
+            f"{stems[0]}{numbers[-1]})? make one row per question first, e.g. long = pandas.wide_to_long("
+            f"df.rename(columns=str.lower).reset_index(), {stems!r}, i='index', j='question'), then "
+            f"roembed.from_frame(long, columns={{{', '.join(repr(c) + ': ' + repr(r) for c, r in _pairs(roles))}}})")
+
+
+def _pairs(roles: str) -> list[tuple[str, str]]:
+    """``"a=head,b=left"`` as ``[("a", "head"), ("b", "left")]``."""
+    return [tuple(item.split("=", 1)) for item in roles.split(",")]
 
 
 def _mturk_roles(mturk: Sequence[str]) -> str:
