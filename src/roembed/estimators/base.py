@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._random import as_random_state, check_random_state_type
+from .._warn import warn
 from ..data import ComparisonGraph, as_comparisons
 from ..data.convert import ZERO_PADDED
 from ..data.diagnostics import warn_data_problems, warn_unfitted_objects
@@ -270,12 +271,18 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
 
     def _graph_device(self):
         """Where to aggregate comparisons into the graph: the torch solver's device when it is a GPU
-        (``torch.unique`` there), else None (compiled counting sorts on the CPU, faster than torch's)."""
+        (``torch.unique`` there), else None (compiled counting sorts on the CPU, faster than torch's).  The torch
+        solver left to find a device and finding no GPU warns: on the CPU the default solver is faster."""
         if getattr(self, "solver", None) != "torch":
             return None
         from ..solvers.torch_lbfgs import resolve_device
 
         device = resolve_device(getattr(self, "device", None))
+        if device.type == "cpu" and getattr(self, "device", None) is None:
+            warn(f"{type(self).__name__}: solver='torch' found no GPU and runs on the CPU, where the default "
+                 "solver='lbfgs' is about ten times faster (the music set at p = 9: 31 s against 3.1 s)"
+                 + ("; device='cpu' runs torch there without this warning" if "device" in self.get_params() else ""),
+                 UserWarning)
         return device if device.type == "cuda" else None
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:  # pragma: no cover - abstract
