@@ -82,6 +82,9 @@ CASES = [
      ("error", ["v.csv line 3", "weight is infinite"])),
     ("decimal comma weight", {"v.csv": "anchor;closer;farther;weight\n0;1;2;1\n1;2;0;1,5\n"}, [],
      ("error", ["v.csv line 3", "weight is not a number: it has a decimal comma (write 1.5 for 1,5)"])),
+    # 1,234 was told to be a decimal comma, where a spreadsheet's thousands separator is as likely
+    ("thousands separator weight", {"v.csv": 'anchor,closer,farther,weight\n0,1,2,1\n1,2,0,"1,234"\n'}, [],
+     ("error", ["v.csv line 3", "it has a comma, a thousands separator (write 1234 for 1,234) or a decimal comma"])),
     ("header again (joined files)", {"v.csv": HEAD + "anchor,closer,farther\n3,4,0\n"}, [],
      ("error", ["v.csv line 5", "the header line again (were files joined into one?"])),
     ("named objects, header again", {"v.csv": "anchor,closer,farther\nant,bee,cat\nanchor,closer,farther\n"}, [],

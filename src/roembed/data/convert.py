@@ -613,7 +613,10 @@ def _checked_weight(frame: pd.DataFrame, column: str | None, problems: _RowProbl
     text = raw.astype(str).str.strip()
     missing = pd.isna(raw).to_numpy() | text.str.lower().isin(["nan", "na", "null"]).to_numpy()
     comma = np.isnan(weight) & text.str.fullmatch(r"[+-]?\d*,\d+").to_numpy()  # e.g. 1,5 from a European export
+    grouped = np.isnan(weight) & text.str.fullmatch(r"[+-]?\d{1,3}(,\d{3})+").to_numpy()  # 1,234: 1234 or 1.234?
     for mask, reason in ((missing, "weight is NaN"),
+                         (grouped, "weight is not a number: it has a comma, a thousands separator (write 1234 for "
+                                   "1,234) or a decimal comma (write 1.234)"),
                          (comma, "weight is not a number: it has a decimal comma (write 1.5 for 1,5)"),
                          (np.isnan(weight), "weight is not a number"),
                          (np.isinf(weight), "weight is infinite"), (weight < 0, "weight is negative")):
