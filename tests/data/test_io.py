@@ -726,6 +726,12 @@ def test_a_name_in_another_unicode_form_than_the_names_files_is_named_so(tmp_pat
         read_comparisons(path, names=["caf\u00e9", "tea", "water", "milk"])
     with pytest.raises(InvalidComparisonsError, match=r"line 3: unknown object name \(not in names\)"):
         read_comparisons(path, names=["coffee", "tea", "water", "milk"])
+    # the same for letter case: Tea in the file, tea in the names (matched as written, never merged)
+    path.write_text("anchor,closer,farther\ntea,water,milk\nTea,water,milk\n")
+    with pytest.raises(InvalidComparisonsError, match=r"line 3: unknown object name: one of names in other letter "
+                                                      r"case \(names are matched as written"):
+        read_comparisons(path, names=["caf\u00e9", "tea", "water", "milk"])
+    assert read_comparisons(path, names=["Tea", "tea", "water", "milk"]).triplets.tolist()[1] == [0, 2, 3]
 
 
 def test_qualtrics_two_lines_under_the_header_are_skipped_and_said_so(tmp_path):

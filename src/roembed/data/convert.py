@@ -464,15 +464,20 @@ def _numbers_after_names(strings: np.ndarray, found: pd.Index) -> np.ndarray:
     return cells.reshape(strings.shape).any(axis=1)
 
 
-def _other_form(strings: np.ndarray, unknown: np.ndarray, given: Sequence[str]) -> np.ndarray:
+def _other_form(strings: np.ndarray, unknown: np.ndarray, given: Sequence[str], fold=None) -> np.ndarray:
     """Rows with an unknown name (``unknown``, per cell) that is one of ``given`` in another Unicode form (the
     file's decomposed ``café``, as macOS writes file names, against a names file's composed one): both print
-    alike, so "not in names" would puzzle."""
+    alike, so "not in names" would puzzle.  With ``fold`` (``str.casefold``), in other letter case as well
+    (``Apple`` against a names file's ``apple``)."""
     cells = unknown & ~pd.isna(strings)
     rows = np.zeros(len(strings), dtype=bool)
     if cells.any():
-        forms = {unicodedata.normalize("NFC", name) for name in given}
-        rows[np.nonzero(cells)[0][[unicodedata.normalize("NFC", s) in forms for s in strings[cells]]]] = True
+        def form(name: str) -> str:
+            name = unicodedata.normalize("NFC", name)
+            return fold(name) if fold is not None else name
+
+        forms = {form(name) for name in given}
+        rows[np.nonzero(cells)[0][[form(s) in forms for s in strings[cells]]]] = True
     return rows
 
 
@@ -527,6 +532,9 @@ class _ObjectIds:
             problems.flag(_other_form(strings, np.isnan(codes), self.given),
                           "unknown object name: one of names in another Unicode form (a composed and a decomposed "
                           "é print alike); write both alike, unicodedata.normalize('NFC', name)")
+            problems.flag(_other_form(strings, np.isnan(codes), self.given, str.casefold),
+                          "unknown object name: one of names in other letter case (names are matched as written: "
+                          "write both alike)")
         problems.flag(np.isnan(codes).any(axis=1), "unknown object name (not in names)")
         return codes
 
