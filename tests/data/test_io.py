@@ -480,6 +480,11 @@ def test_names_file_and_duplicate_names(tmp_path):
         empty = _write(tmp_path, text, name="empty.txt")
         with pytest.raises(InvalidComparisonsError, match=f"empty.txt: no object names in it \\({why}\\)"):
             read_names(empty)
+    # a string is a file: one that is not there was "[Errno 2] No such file or directory: 'ant bee cat'", not
+    # saying which argument
+    with pytest.raises(FileNotFoundError, match=r"^names: ant bee cat: no such file \(a file of names, or give a "
+                                                r"list of them\)$"):
+        read_comparisons(tmp_path / "c.csv", names="ant bee cat")
 
 
 def test_parquet_without_our_metadata_reads_like_a_frame(tmp_path):

@@ -247,7 +247,11 @@ def read_names(source, *, encoding: str = "utf-8", index_base: int = 0) -> tuple
     """Object names from a sequence, or from a file (:func:`names_from_text`): one name per line, or a table.
     ``index_base``: where the table's ids are ``index`` or ``object``, the number they count from."""
     if isinstance(source, (str, Path)):
-        source = names_from_text(read_text(source, encoding), source, index_base)
+        if not Path(source).expanduser().exists():
+            why = missing_file(source)
+            raise FileNotFoundError(f"names: {why}" + (" (a file of names, or give a list of them)"
+                                                      if why.endswith("no such file") else ""))
+        source = names_from_text(read_text(Path(source).expanduser(), encoding), source, index_base)
     return check_names(source)
 
 
