@@ -100,3 +100,12 @@ def test_a_loader_given_a_file_of_its_folder_says_to_give_the_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"missing answers_processed_train.json, material_names.txt \(is this "
                                                  r"the right data folder\?\)"):
         roembed.load_material(tmp_path)
+    # the folder above the data folder (../shared/data): the one inside that has the files is named
+    inner = tmp_path / "material-similarity-lagunas2019"
+    inner.mkdir()
+    (inner / "answers_processed_train.json").write_text('{"answers": [[0, 1, 2]], "agreement": [[3, 1]]}')
+    (inner / "material_names.txt").write_text("a\nb\nc\n")
+    with pytest.raises(FileNotFoundError, match=r"material_names.txt \(the data folder is .*material-similarity-"
+                                                 r"lagunas2019, in it\)"):
+        roembed.load_material(tmp_path)
+    assert roembed.load_material(inner).n_objects == 3

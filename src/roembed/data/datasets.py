@@ -33,7 +33,10 @@ def _folder(path, required: tuple[str, ...]) -> Path:
                                 f"{', '.join(required)}")
     missing = [name for name in required if not (path / name).is_file()]
     if missing:
-        raise FileNotFoundError(f"{path}: missing {', '.join(missing)} (is this the right data folder?)")
+        inside = sorted(sub for sub in path.glob("*/") if all((sub / name).is_file() for name in required)) \
+            if path.is_dir() else []
+        raise FileNotFoundError(f"{path}: missing {', '.join(missing)} " + (
+            f"(the data folder is {inside[0]}, in it)" if inside else "(is this the right data folder?)"))
     return path
 
 
