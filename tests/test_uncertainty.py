@@ -296,6 +296,25 @@ def test_a_bootstrap_over_few_units_says_so():
     assert len(np.unique(resampling_units(two, "query"))) >= 20
 
 
+def test_too_few_replicates_for_a_percentile_interval_say_so():
+    """Three replicates gave "out-of-bag error 0.2218 (90% interval 0.2162-0.2251)": the 5th and 95th percentiles
+    of three values, about their range.  A two-sided interval at ``confidence`` needs 2 / (1 - confidence)
+    replicates to leave one beyond each end: 20 at 90%, 4 at 50%."""
+    from roembed.uncertainty import percentile_replicates
+
+    assert [percentile_replicates(c) for c in (0.5, 0.8, 0.9, 0.95)] == [4, 10, 20, 40]
+    data = small_problem()
+    estimator = RobustOrdinalEmbedding(2, loss="soe", weighting="vote", refine=None, max_iter=200, random_state=0)
+    with pytest.warns(UserWarning, match=r"^with 3 replicates the 90% intervals \(out-of-bag error, annotators' "
+                                         r"agreement\) are about the replicates' range: a percentile interval needs "
+                                         r"20 or more"):
+        bootstrap(estimator, data.train, 3, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bootstrap(estimator, data.train, 4, confidence=0.5, random_state=0)
+    assert not any("replicates' range" in str(w.message) for w in caught)
+
+
 def test_annotator_unit_needs_annotators():
     c = Comparisons(small_problem().train.quadruplets)
     from roembed.data import InvalidComparisonsError

@@ -651,6 +651,12 @@ def _fitted_replicates(results: list, seeds: list) -> tuple[list, list]:
     return [r for r, _ in kept], [s for _, s in kept]
 
 
+def percentile_replicates(confidence: float) -> int:
+    """The fewest replicates whose ``confidence`` percentile interval leaves at least one replicate beyond each end:
+    ``2 / (1 - confidence)`` (20 for 90%); with fewer, the interval is about the replicates' range."""
+    return int(np.ceil(2.0 / (1.0 - confidence) - 1e-9))
+
+
 def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "query", confidence: float = 0.9,
               calibration: str = "hotelling", k: int = 10, warm_start: bool = True, fitted=None, n_jobs=None, threads_per_fit: int = 1,
               random_state=None, verbose: int = 0, store=None, retune: bool = False) -> BootstrapResult:
@@ -726,6 +732,10 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         warn(f"n_replicates={n_replicates} is not more than the {p} dimensions: the per-object "
              "covariances are singular, so there are no confidence regions (stability, flags and "
              "intervals are computed); ask for more replicates than dimensions", UserWarning)
+    elif n_replicates < percentile_replicates(confidence):
+        warn(f"with {n_replicates} replicates the {confidence:.0%} intervals (out-of-bag error, annotators' agreement) "
+             f"are about the replicates' range: a percentile interval needs {percentile_replicates(confidence)} or more "
+             "to leave a replicate beyond each end (the per-object regions allow for few replicates)", UserWarning)
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
     if estimator.get_params(deep=False).get("n_components") == "auto":  # every replicate at the full fit's dimension
