@@ -138,6 +138,23 @@ def test_cv_defaults_are_the_defaults_choice_with_its_cross_validated_score(plan
     assert {p["loss"] for p in searched.cv_results_["params"]} == {"soe", "ste"}
 
 
+@pytest.mark.parametrize("lam", ["auto", 0.5])
+def test_a_comparison_of_weight_zero_is_never_an_outlier(planted, lam):
+    """Responses of weight 0 count for nothing, so their edges have no answer to explain; their shift was read at
+    the map's margin anyway, and a contradicted one was flagged and listed in outliers.csv."""
+    t = planted.train.triplets[:600]
+    train = Comparisons.from_triplets(t, n_objects=planted.train.n_objects)
+    c = Comparisons.from_triplets(np.vstack([t, t[:60][:, [0, 2, 1]]]), n_objects=train.n_objects,  # reversed
+                                  weight=np.r_[np.ones(600), np.zeros(60)])
+    est = RobustOrdinalEmbedding(2, lam=lam, loss="soe", weighting="vote", refine=None, max_iter=300,
+                                 random_state=0).fit(c)
+    no_votes = np.asarray(est.graph_.votes) == 0
+    assert no_votes.sum() >= 10 and (est.gamma_[no_votes] == 0).all() and not est.outlier_mask_[no_votes].any()
+    ordinary = RobustOrdinalEmbedding(2, lam=lam, loss="soe", weighting="vote", refine=None, max_iter=300,
+                                      random_state=0).fit(train)
+    assert est.outlier_mask_[~no_votes].sum() == ordinary.outlier_mask_.sum()  # the rest as without them
+
+
 def test_cv_folds_hold_whole_sets_of_objects_so_an_odd_one_out_answer_is_never_split(monkeypatch):
     """An integer ``cv`` deals whole sets of objects to the folds (``groups="object_set"``): by query, one odd-one-out
     answer's two triplets ``(a, b, odd)`` and ``(b, a, odd)`` fell in different folds and ``best_score_`` scored
