@@ -215,6 +215,20 @@ def test_data_problems_count_in_words():
         "3 dimensions for 3 objects with comparisons: 3 points fit in 2 dimensions, the rest are arbitrary"]
 
 
+def test_objects_only_in_comparisons_of_weight_zero_are_said_to_be_free():
+    """A weight 0 marks a row to leave out: an object in such rows alone counts for nothing and sat at the origin,
+    like a central object, without a word (it is "in a comparison", so the unused-objects warning missed it)."""
+    from roembed.data.diagnostics import data_problems
+
+    quads = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0], [3, 0, 1], [4, 0, 1], [5, 4, 2]])
+    c = Comparisons(quads, object_names=list("abcdef"), weight=[1, 1, 1, 1, 0, 0])
+    problem, = [p for p in data_problems(c.aggregate()) if "weight 0" in p]
+    assert problem == ("2 of 6 objects occur only in comparisons of weight 0 (e.g. e, f): those count for nothing, "
+                       "so their coordinates are arbitrary")
+    assert not any("weight 0" in p for p in data_problems(c.with_weight([1, 1, 1, 1, 0, 1]).aggregate()))
+    assert not any("weight 0" in p for p in data_problems(Comparisons(quads).aggregate()))
+
+
 def test_ids_taken_for_indices_are_named_with_what_to_do():
     """An array of ids (database numbers) read as indices: the fit would carry every index up to the largest (in a
     Python fit of 30 objects numbered up to 5,970,728 that took 10 minutes and 4.7 GB); the warning says how to fit

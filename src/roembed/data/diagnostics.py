@@ -18,6 +18,8 @@ means less than it looks.  The decisions (documented in ``docs/cli.md``):
   can change shape in at least ``F - m`` directions without changing any query's margin (to first
   order; a change of scale changes them all): even exact margins could not pin it down, let
   alone their signs.  Warned.
+* **objects only in comparisons of weight 0**: as free as objects in no comparison (a weight 0 often marks
+  a row to leave out).  Warned.
 * **pure contradiction**: every comparison answered both ways with equal total
   weight carries no order; the embedding is arbitrary (error 0.5).  Warned.
 * **names that differ only in case or Unicode form** (``Dog`` and ``dog``, a composed and a
@@ -104,6 +106,17 @@ def name_twins(names) -> list[tuple[str, ...]]:
     return [tuple(group) for group in groups.values() if len(group) > 1]
 
 
+def _only_weightless(comparisons: Comparisons) -> np.ndarray:
+    """The objects that occur in comparisons, but only in ones of weight 0 (a weight 0 often marks a row to leave
+    out): as free as objects in no comparison, yet not among them."""
+    weight = comparisons.weight
+    if not (weight == 0).any():
+        return np.zeros(0, dtype=np.int64)
+    weighed = np.zeros(comparisons.n_objects, dtype=bool)
+    weighed[comparisons.quadruplets[weight > 0].reshape(-1)] = True
+    return np.setdiff1d(comparisons.used_objects, np.flatnonzero(weighed), assume_unique=True)
+
+
 def _pure_contradiction(graph: ComparisonGraph) -> bool:
     """Whether every edge's votes equal its opposite edge's (to 1e-9).  An edge with votes and no opposite
     settles it at once, without the opposing votes of every edge (at 10^8 comparisons 3 s each time)."""
@@ -133,6 +146,11 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
                     "index_base=1 / roembed fit --index-base 1)")
         problems.append(f"{len(unused)} of {n} objects {UNUSED} (e.g. {_examples(shown)}): "
                         f"their coordinates are arbitrary{hint}")
+    weightless = _only_weightless(comparisons)
+    if len(weightless):
+        shown = [names[o] for o in weightless] if names is not None else weightless
+        problems.append(f"{len(weightless)} of {n} objects occur only in comparisons of weight 0 (e.g. "
+                        f"{_examples(shown)}): those count for nothing, so their coordinates are arbitrary")
     twins = name_twins(names) if names is not None else []
     if twins:
         shown = ["/".join(group) for group in twins]
