@@ -733,9 +733,10 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
              "covariances are singular, so there are no confidence regions (stability, flags and "
              "intervals are computed); ask for more replicates than dimensions", UserWarning)
     elif n_replicates < percentile_replicates(confidence):
+        needed = percentile_replicates(confidence)
         warn(f"with {n_replicates} replicates the {confidence:.0%} intervals (out-of-bag error, annotators' agreement) "
-             f"are about the replicates' range: a percentile interval needs {percentile_replicates(confidence)} or more "
-             "to leave a replicate beyond each end (the per-object regions allow for few replicates)", UserWarning)
+             f"are about the replicates' range: a percentile interval needs {needed} or more to leave a replicate "
+             "beyond each end (the per-object regions allow for few replicates)", UserWarning)
     if not retune:
         estimator = clone(estimator).set_params(**tuned_params(full))
     if estimator.get_params(deep=False).get("n_components") == "auto":  # every replicate at the full fit's dimension

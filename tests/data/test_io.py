@@ -555,7 +555,7 @@ def test_a_mechanical_turk_batch_of_several_questions_per_row_is_told_to_make_on
             [str((n + q + 1 + (n % 2)) % 6) for q in range(3)] for n in range(8)]
     path = _write(tmp_path, header + "\n" + "".join(",".join(r) + "\n" for r in rows))
     with pytest.raises(InvalidComparisonsError, match=r"a Mechanical Turk batch of 3 questions per row "
-                                                      r"\(input.anchor1 ... input.anchor3\)\? make one row per") as info:
+                                                      r"\(input.anchor1 ... input.anchor3\)\? make one row") as info:
         read_comparisons(path)
     code = str(info.value).split("e.g. ", 1)[1]
     reshape, read = code.split(", then ")

@@ -35,7 +35,8 @@ class SkippedRowsWarning(UserWarning):
     """Warns that rows were dropped (``on_invalid="skip"`` or a loader's cleaning)."""
 
 
-_UNITS = (" row", " record", " query", " index", " response")  # a source ending in one of these counts its own units, not lines
+#: A source ending in one of these counts its own units, not lines.
+_UNITS = (" row", " record", " query", " index", " response")
 
 
 def _label(value) -> str:
