@@ -732,8 +732,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         warn(f"n_replicates={n_replicates} is not more than the {p} dimensions: the per-object "
              "covariances are singular, so there are no confidence regions (stability, flags and "
              "intervals are computed); ask for more replicates than dimensions", UserWarning)
-    elif n_replicates < percentile_replicates(confidence):
-        needed = percentile_replicates(confidence)
+    elif n_replicates < (needed := percentile_replicates(confidence)):
         warn(f"with {n_replicates} replicates the {confidence:.0%} intervals (out-of-bag error, annotators' agreement) "
              f"are about the replicates' range: a percentile interval needs {needed} or more to leave a replicate "
              "beyond each end (the per-object regions allow for few replicates)", UserWarning)

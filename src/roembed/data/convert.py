@@ -285,30 +285,29 @@ def _mturk_hint(mturk: Sequence[str]) -> str:
     if not stems:
         return (f"; a Mechanical Turk batch file? name the roles of its {', '.join(mturk[:4])} columns, e.g. roembed "
                 f"fit --columns {_mturk_roles(mturk)} (columns={{...}} in Python)")
-    roles = _mturk_roles(stems)
+    columns = {column: role for role, column in _mturk_columns(stems).items()}
     return (f"; a Mechanical Turk batch of {len(numbers)} questions per row ({stems[0]}{numbers[0]} ... "
             f"{stems[0]}{numbers[-1]})? make one row per question first, e.g. long = pandas.wide_to_long("
             f"df.rename(columns=str.lower).reset_index(), {stems!r}, i='index', j='question'), then "
-            f"roembed.from_frame(long, columns={{{', '.join(repr(c) + ': ' + repr(r) for c, r in _pairs(roles))}}})")
+            f"roembed.from_frame(long, columns={columns!r})")
 
 
-def _pairs(roles: str) -> list[tuple[str, str]]:
-    """``"a=head,b=left"`` as ``[("a", "head"), ("b", "left")]``."""
-    return [tuple(item.split("=", 1)) for item in roles.split(",")]
+def _mturk_columns(mturk: Sequence[str]) -> dict[str, str]:
+    """Salmon's roles (``head``, ``left``, ``right``, ``winner``) and the Mechanical Turk batch's ``Input.*`` /
+    ``Answer.*`` column (normalised name) guessed for each from the suffixes: the one holding a head word is
+    ``head``, those holding ``left`` / ``right`` are ``left`` / ``right``, a single answer column is ``winner``.
+    A role it cannot place keeps the generic example's column name."""
+    inputs = [c for c in mturk if c.startswith("input.")]
+    answers = [c for c in mturk if c.startswith("answer.")]
+    return {"head": next((c for c in inputs if c.split(".", 1)[1] in _MTURK_HEAD), "Input.head"),
+            "left": next((c for c in inputs if "left" in c.split(".", 1)[1]), "Input.left"),
+            "right": next((c for c in inputs if "right" in c.split(".", 1)[1]), "Input.right"),
+            "winner": answers[0] if len(answers) == 1 else "Answer.choice"}
 
 
 def _mturk_roles(mturk: Sequence[str]) -> str:
-    """A ``--columns`` value naming salmon's roles of a Mechanical Turk batch's ``Input.*`` / ``Answer.*``
-    columns (normalised names), guessed from their suffixes: the one holding a head word is ``head``, those
-    holding ``left`` / ``right`` are ``left`` / ``right``, a single answer column is ``winner``. A role it cannot
-    place keeps the generic example's column name."""
-    inputs = [c for c in mturk if c.startswith("input.")]
-    answers = [c for c in mturk if c.startswith("answer.")]
-    roles = {"head": next((c for c in inputs if c.split(".", 1)[1] in _MTURK_HEAD), "Input.head"),
-             "left": next((c for c in inputs if "left" in c.split(".", 1)[1]), "Input.left"),
-             "right": next((c for c in inputs if "right" in c.split(".", 1)[1]), "Input.right"),
-             "winner": answers[0] if len(answers) == 1 else "Answer.choice"}
-    return ",".join(f"{column}={role}" for role, column in roles.items())
+    """A ``--columns`` value naming salmon's roles of a Mechanical Turk batch's columns (:func:`_mturk_columns`)."""
+    return ",".join(f"{column}={role}" for role, column in _mturk_columns(mturk).items())
 
 
 class _RowProblems:
