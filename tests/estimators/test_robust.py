@@ -169,7 +169,7 @@ def test_cv_folds_hold_whole_sets_of_objects_so_an_odd_one_out_answer_is_never_s
     c = from_odd_one_out(shown, rng.integers(0, 3, len(shown)))
     seen = []
     monkeypatch.setattr(robust, "_fit_score", lambda estimator, train, validation: seen.append((train, validation))
-                        or 0.5)
+                        or (0.5, []))
     RobustOrdinalEmbeddingCV(2, lams=[1.0], loss="soe", weighting="vote", refine=None, alpha=1e-3, cv=3,
                              random_state=0).fit(c)
     assert len(seen) == 3 and sum(len(v) for _, v in seen) == len(c)
@@ -196,6 +196,24 @@ def test_cv_says_what_the_data_cannot_support_once(planted, lams):
             Comparisons.from_triplets(triplets, n_objects=30))
     said = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
     assert len(said) == 1 and said[0].startswith("1 of 30 objects appear in no comparison (e.g. 7)")
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_cv_says_what_its_fold_fits_warned_once_per_candidate(n_jobs):
+    """A parameter that holds the map near a point warned once per fold fit and once more for the final fit (four
+    near-identical lines with cv=3), and with ``n_jobs=2`` the fold fits' lines were printed by joblib's workers,
+    out of reach of the caller's warning filters. Now the folds' warnings are recorded and said once per candidate,
+    with how many folds gave them, in the caller's process whatever ``n_jobs``."""
+    data = make_synthetic(n_objects=30, dim=2, n_train=600, n_validation=10, votes=(1, 1), rate=0.1, model="vote",
+                          random_state=1)  # single answers, 10% flipped: the default refines
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RobustOrdinalEmbeddingCV(2, refine_alpha=1, cv=3, n_jobs=n_jobs, random_state=0).fit(data.train)
+    said = [str(w.message) for w in caught if "held near a point" in str(w.message)]
+    assert len(said) == 2, said
+    assert said[0].startswith("3 of 3 validation fits (candidate {'lam': 'auto'}), e.g.: "
+                              "RobustOrdinalEmbedding's map is held near a point")
+    assert said[1].startswith("RobustOrdinalEmbedding's map is held near a point")  # the final fit's own
 
 
 def test_cv_with_an_auto_dimension_chooses_it_once_with_the_default(planted, monkeypatch):

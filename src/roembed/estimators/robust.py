@@ -38,7 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from .._warn import warn
+from .._warn import warn, warn_counted
 from ..annotator_model import (HETEROGENEITY_P, SWITCH_MIN_SHARE, contradicted_share, fit_crowd, heterogeneity_test,
                                likelihood_loss, plain_likelihood_fit)
 from ..data import ComparisonGraph, annotator_index, as_comparisons
@@ -835,10 +835,15 @@ def search_results(candidates: list[dict], scores: np.ndarray) -> dict:
     return results
 
 
-def _fit_score(estimator, train, validation):
-    with warnings.catch_warnings():  # a fold is a subset: the full fit warns about the data once
+def _fit_score(estimator, train, validation) -> tuple[float, list[str]]:
+    """The validation score of ``estimator`` fitted on ``train``, and the warnings that fit gave, as text: said
+    by :func:`warn_counted` in the caller's process (from joblib's worker processes they were printed straight
+    to stderr, out of reach of the caller's filters).  A fold is a subset: the full fit warns about the data once."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         warnings.simplefilter("ignore", DataWarning)
-        return clone(estimator).fit(train).score(validation)
+        score = clone(estimator).fit(train).score(validation)
+    return score, [str(w.message) for w in caught]
 
 
 class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
@@ -1001,9 +1006,10 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     def _scores(self, candidates, splits, pinned) -> np.ndarray:
         """Validation scores, (candidates, splits), each candidate fitted with the ``pinned`` parameters."""
         jobs = [(c, tr, te) for c in candidates for tr, te in splits]
-        scores = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**{**pinned, **c}), tr, te)
-                                              for c, tr, te in jobs)
-        return np.asarray(scores, dtype=float).reshape(len(candidates), len(splits))
+        fits = Parallel(n_jobs=self.n_jobs)(delayed(_fit_score)(self._base(**{**pinned, **c}), tr, te)
+                                            for c, tr, te in jobs)
+        warn_counted([(str(c), said) for (c, _, _), (_, said) in zip(jobs, fits)], "validation fits", label="candidate")
+        return np.asarray([score for score, _ in fits], dtype=float).reshape(len(candidates), len(splits))
 
 
 __all__ = ["RobustOrdinalEmbedding", "RobustOrdinalEmbeddingCV", "TUNED", "auto_cap", "edge_weights", "tuned_params"]
