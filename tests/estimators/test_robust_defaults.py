@@ -864,6 +864,27 @@ def test_too_few_queries_counts_queries_not_edges():
     assert not too_few_queries(_distinct_queries(20, 40, 3).aggregate(), 2)
 
 
+def test_too_few_queries_counts_queries_of_weight_above_zero():
+    """A query whose responses all weigh 0 counts for nothing, yet it counted towards the scarcity rules: 36
+    weighed queries and 37 of weight 0 over 20 objects (37 free coordinates at p = 2) were tuned with no warning;
+    now they are warned and fitted as the 36 queries alone would be (both directions of a query summed)."""
+    from roembed.data.diagnostics import data_problems, too_few_queries
+
+    weighed, zero = _distinct_queries(20, 36, 0), _distinct_queries(20, 73, 0)[36:]
+    assert not {tuple(q) for q in weighed.triplets.tolist()} & {tuple(q) for q in zero.triplets.tolist()}
+    both = np.concatenate([weighed.triplets, zero.triplets])
+    graph = Comparisons(both, n_objects=20, weight=np.r_[np.ones(36), np.zeros(37)]).aggregate()
+    assert (graph.n_queries, graph.n_voted_queries) == (73, 36)
+    assert too_few_queries(graph, 2) and RobustOrdinalEmbedding(2)._loose(graph)
+    problem, = [p for p in data_problems(graph, 2) if "cannot pin the map down" in p]
+    assert problem.startswith("36 distinct queries of weight above 0 (and 37 of weight 0) for 20 objects in 2 "
+                              "dimensions: fewer than the 37 coordinates")
+    # a query answered both ways, one way with weight 0, still counts
+    reverse = Comparisons(np.concatenate([both, zero.triplets[:, [0, 2, 1]]]), n_objects=20,
+                          weight=np.r_[np.ones(36), np.zeros(37), np.ones(37)]).aggregate()
+    assert (reverse.n_queries, reverse.n_voted_queries) == (73, 73) and not too_few_queries(reverse, 2)
+
+
 def test_where_the_map_cannot_be_pinned_down_nothing_is_tuned_and_the_fit_is_ckl(underdetermined):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -775,6 +775,15 @@ class ComparisonGraph:
         return int(np.count_nonzero((rev < 0) | (rev > np.arange(len(rev), dtype=rev.dtype))))
 
     @property
+    def n_voted_queries(self) -> int:
+        """The distinct queries with votes in either direction: :attr:`n_queries` less those whose responses all
+        weigh 0, which count for nothing (what the scarcity rules count)."""
+        votes = self.votes
+        if (votes > 0).all():
+            return self.n_queries
+        return int(np.count_nonzero(np.bincount(self.edge_query, weights=votes, minlength=len(votes)) > 0))
+
+    @property
     def response_query(self) -> np.ndarray:
         """The query of each raw response (all votes on one comparison, either direction, share it)."""
         return self.edge_query[self.response_edge]

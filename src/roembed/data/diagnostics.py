@@ -80,11 +80,12 @@ def free_coordinates(n_objects: int, n_components: int) -> int:
 
 
 def too_few_queries(graph: ComparisonGraph, n_components: int) -> bool:
-    """Whether ``graph`` has fewer distinct queries than the :func:`free_coordinates` of its objects with
-    comparisons in ``n_components`` dimensions: the comparisons cannot pin the map down (warned by
+    """Whether ``graph`` has fewer distinct queries with votes than the :func:`free_coordinates` of its objects
+    with comparisons in ``n_components`` dimensions: the comparisons cannot pin the map down (warned by
     :func:`data_problems`; the self-tuning default then fits CKL without tuning, ``RobustOrdinalEmbedding._loose``)."""
     free = free_coordinates(len(graph.comparisons.used_objects), n_components)
-    return len(graph) < 2 * free and graph.n_queries < free  # a query is at most two edges: count only if it can matter
+    # a query is at most two edges: count only if it can matter
+    return len(graph) < 2 * free and graph.n_voted_queries < free
 
 
 def _examples(values, k: int = 5) -> str:
@@ -170,7 +171,9 @@ def data_problems(graph: ComparisonGraph, n_components: int | None = None) -> li
                         f"{count_noun(max(len(used) - 1, 1), 'dimension')}, the rest are arbitrary")
     elif n_components is not None and too_few_queries(graph, n_components):
         free = free_coordinates(len(used), n_components)
-        queries = count_noun(graph.n_queries, "distinct query", "distinct queries")
+        queries = count_noun(graph.n_voted_queries, "distinct query", "distinct queries")
+        if graph.n_voted_queries < graph.n_queries:
+            queries += f" of weight above 0 (and {graph.n_queries - graph.n_voted_queries} of weight 0)"
         problems.append(f"{queries} for {count_noun(len(used), 'object')} in {count_noun(n_components, 'dimension')}: "
                         f"fewer than the {free} coordinates that shift and rotation leave free, so the comparisons "
                         "cannot pin the map down (some changes of shape move no query's margin); use fewer "

@@ -452,7 +452,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         cost; it costs ten fits on four fifths of the data (docs/default.md, "The ridge check")."""
         free = free_coordinates(len(graph.comparisons.used_objects), self.n_components)
         if not (tuned and is_auto(self.alpha) and len(graph) < CONTINUE_EDGES
-                and graph.n_queries < RIDGE_CHECK_QUERIES * free):
+                and graph.n_voted_queries < RIDGE_CHECK_QUERIES * free):
             return chosen, None
         loss = _loss_of(chosen["loss"], self.n_components)
         ridged = dict(chosen, alpha=RIDGE_CHECK_ALPHA * self._ridge_scale(),
@@ -597,7 +597,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if len(losses) == 1 and len(weightings) == 1 and len(refines) == 1:
             return chosen, [], None
         try:
-            if graph.n_queries < MIN_TUNING_QUERIES:
+            if graph.n_voted_queries < MIN_TUNING_QUERIES:
                 raise InvalidComparisonsError("too few queries")
             held_out = holdout_mask(graph.comparisons, self.validation_fraction, self.random_state,
                                     groups=graph.response_query)
