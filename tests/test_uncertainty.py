@@ -526,3 +526,22 @@ def test_out_of_bag_responses_share_their_objects_with_no_response_in_the_bag():
     assert _out_of_bag(object_sets(c), np.ones(6, bool)).tolist() == [False] * 6
     units = resampling_units(c, "object_set")[:, 0]
     assert units[0] == units[1] and units[2] == units[3] and units[4] == units[5] and len(set(units)) == 3
+
+
+def test_out_of_bag_rank_trials_are_whole_trials(monkeypatch):
+    """A rank trial's 13 triplets compare different sets of objects: out of the bag by set, a triplet was scored
+    while the replicate fitted its trial's others.  The bootstrap now leaves whole trials out of the bag, and a
+    store records that it did (so that one written before is refused, not mixed)."""
+    from roembed import SOE, uncertainty
+    from roembed.data import from_rank_trials
+    from roembed.uncertainty import _manifest, _out_of_bag
+
+    rng = np.random.default_rng(0)
+    c = from_rank_trials(np.array([rng.choice(20, 9, replace=False) for _ in range(30)]), n_select=2)
+    seen = []
+    monkeypatch.setattr(uncertainty, "_out_of_bag", lambda sets, in_bag: seen.append(sets) or _out_of_bag(sets, in_bag))
+    bootstrap(SOE(2, random_state=0), c, 3, random_state=0)
+    assert len(seen) == 3 and all(np.array_equal(sets, c.extra["trial"]) for sets in seen)
+    manifest = lambda data: _manifest(SOE(2), data, np.zeros((20, 2)), "query", 10, True, 1, [1])
+    assert manifest(c)["groups_by_trial"] is True
+    assert "groups_by_trial" not in manifest(Comparisons(c.triplets, n_objects=20))

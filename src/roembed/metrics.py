@@ -32,7 +32,7 @@ from scipy.stats import norm
 
 from .data import Comparisons, as_comparisons
 from .data.validation import count_noun
-from .model_selection import object_sets
+from .model_selection import response_groups
 from ._kernels import NUMPY_ORDER_MAX, satisfied_votes
 from ._threads import in_blocks
 from .objective import QUADRUPLET_CHUNK, quadruplet_distances
@@ -195,9 +195,9 @@ def triplet_error(X, comparisons, confidence: float = 0.95, unit: str = "query")
     contributing its vote-weighted error: :math:`\hat e = \sum_q w_q e_q / \sum_q w_q`,
     effective size :math:`n = (\sum_q w_q)^2 / \sum_q w_q^2`.  On distinct triplets with
     unit weights this is the plain Wilson interval of the error rate.  ``unit="object_set"`` counts
-    sets of objects instead (:func:`roembed.model_selection.object_sets`): the two triplets of an
+    sets of objects instead (:func:`roembed.model_selection.response_groups`): the two triplets of an
     odd-one-out answer, or the three anchors of one triple, as one observation (``roembed fit``'s
-    held-out error, whose hold-out is by set).
+    held-out error, whose hold-out is by set); for rank trials, each trial.
     """
     if not 0.0 < confidence < 1.0:  # 2 (or NaN) gave the interval (nan, nan)
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -205,7 +205,7 @@ def triplet_error(X, comparisons, confidence: float = 0.95, unit: str = "query")
     if unit not in ("query", "object_set"):
         raise ValueError(f"unit must be 'query' or 'object_set', got {unit!r}")
     wrong = ~satisfied(X, comparisons)
-    query = comparisons.aggregate().response_query if unit == "query" else object_sets(comparisons)
+    query = response_groups(comparisons, unit)
     w_q = np.bincount(query, weights=comparisons.weight)
     used = w_q > 0
     if not used.any():

@@ -103,7 +103,7 @@ from .data.diagnostics import DataWarning
 from .estimators.base import check_n_jobs, check_param, check_verbose, is_table
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
-from .model_selection import object_sets, response_groups
+from .model_selection import response_groups, trial_ids
 from .projections import principal_axes
 
 UNITS = ("query", "annotator", "object", "object_set", "query+annotator")
@@ -239,10 +239,11 @@ def _replicate(estimator, comparisons: Comparisons, units: np.ndarray, seed: int
 
 
 def _out_of_bag(response_set: np.ndarray, in_bag: np.ndarray) -> np.ndarray:
-    """The responses whose objects no in-bag response compares (``response_set``: :func:`object_sets`).  Out of
-    the bag by query, an odd-one-out answer's one triplet was scored while the replicate fitted the other: on
-    THINGS at p = 2 (30 replicates by query) the out-of-bag error read 0.33 (interval 0.31-0.35), and 0.47
-    (0.43-0.53) by object set, as a hold-out of new triples reads (``roembed.model_selection``)."""
+    """The responses whose objects no in-bag response compares (``response_set``: the grouping by object set of
+    :func:`~roembed.model_selection.response_groups`; for rank trials, those whose trial has no response in the
+    bag).  Out of the bag by query, an odd-one-out answer's one triplet was scored while the replicate fitted the
+    other: on THINGS at p = 2 (30 replicates by query) the out-of-bag error read 0.33 (interval 0.31-0.35), and
+    0.47 (0.43-0.53) by object set, as a hold-out of new triples reads (``roembed.model_selection``)."""
     seen = np.zeros(int(response_set.max()) + 1, dtype=bool)
     seen[response_set[in_bag]] = True
     return ~seen[response_set]
@@ -295,7 +296,10 @@ def _manifest(estimator, comparisons: Comparisons, reference, unit, k, warm_star
             "estimator": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
             "estimator_params": params, "unit": unit, "k": int(k), "warm_start": bool(warm_start),
             "threads_per_fit": int(threads_per_fit), "reference": _digest(np.asarray(reference, np.float64)),
-            "seeds": [int(s) for s in seeds]}
+            "seeds": [int(s) for s in seeds],
+            # rank trials: resampled (by object set) and left out of the bag by trial; absent otherwise, so that
+            # stores of other data written before it still match
+            **({"groups_by_trial": True} if trial_ids(comparisons) is not None else {})}
 
 
 class StoreError(ValueError):
@@ -672,8 +676,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         to the full fit's, and ``retune`` leaves the dimension alone).
     comparisons : Comparisons or array
     n_replicates : int
-    unit : "query", "annotator", "object", "object_set" (every comparison among the same objects together:
-        :func:`roembed.model_selection.object_sets`) or "query+annotator"
+    unit : "query", "annotator", "object", "object_set" (every comparison among the same objects together, for
+        rank trials each trial: :func:`roembed.model_selection.response_groups`) or "query+annotator"
     confidence : float
         Level of the regions and intervals (0.9: 90%).
     calibration : "hotelling" or "chi2"
@@ -756,7 +760,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
                                                 threads_per_fit, seeds))
         results = [store.load(i, seed) for i, seed in enumerate(seeds)]
     todo = {i: seed for i, seed in enumerate(seeds) if results[i] is None}
-    args = (estimator, comparisons, units, reference, full_response_edge, object_sets(comparisons), annotator_code,
+    args = (estimator, comparisons, units, reference, full_response_edge, response_groups(comparisons, "object_set"),
+            annotator_code,
             max(k, 0), threads_per_fit, warm_start, unit)
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r

@@ -117,3 +117,38 @@ def test_each_triplet_carries_its_trial_so_a_split_can_hold_out_whole_trials():
         assert not set(c.extra["trial"][fit_rows]) & set(c.extra["trial"][held])
     by_query = holdout_split(c, 0.25, 0)
     assert set(by_query[0].extra["trial"]) & set(by_query[1].extra["trial"])
+
+
+def test_the_splits_by_object_set_hold_out_whole_trials():
+    """By object set (``roembed fit --holdout``, ``select_dimension``, ``RobustOrdinalEmbeddingCV``'s folds) a
+    trial's 13 triplets fell in different folds: simulated 8-rank-2 trials held out by set scored 0.030 below
+    new trials (``response_groups``' docstring).  Now the grouping by set is the trial's for rank trials; a
+    column called "trial" that does not name answers (one id over several anchors or annotators) is ignored."""
+    from roembed import Comparisons
+    from roembed.metrics import triplet_error, wilson_interval
+    from roembed.model_selection import GroupedKFold, holdout_split, object_sets, response_groups, trial_ids
+
+    rng = np.random.default_rng(0)
+    trials = np.array([rng.choice(30, 9, replace=False) for _ in range(40)])
+    c = from_rank_trials(trials, n_select=2)
+    np.testing.assert_array_equal(response_groups(c, "object_set"), c.extra["trial"])
+    sets = object_sets(c)
+    assert len(np.unique(sets)) > 40 and any(len(np.unique(sets[c.extra["trial"] == t])) > 1 for t in range(40))
+    for fit_rows, held in GroupedKFold(4, groups="object_set", random_state=0).split(c):
+        assert not set(c.extra["trial"][fit_rows]) & set(c.extra["trial"][held])
+    train, test = holdout_split(c, 0.25, 0, groups="object_set")
+    assert len(test) == 10 * 13 and not set(train.extra["trial"]) & set(test.extra["trial"])
+    # the error's interval counts trials: 40 units of 13 triplets each
+    X = rng.standard_normal((30, 2))
+    got = triplet_error(X, c, unit="object_set")
+    low, high = map(float, wilson_interval(got.value * 40, 40, 0.95))
+    assert (got.low, got.high) == pytest.approx((low, high))
+    # a "trial" column of session trial numbers, shared by participants (several anchors per id), groups nothing
+    numbered = Comparisons(c.triplets, n_objects=30, extra={"trial": c.extra["trial"] % 5})
+    assert trial_ids(numbered) is None
+    np.testing.assert_array_equal(response_groups(numbered, "object_set"), object_sets(numbered))
+    # nor one id over two annotators' answers
+    two = Comparisons(c.triplets, n_objects=30, annotator=np.arange(len(c)) % 2, extra={"trial": c.extra["trial"]})
+    assert trial_ids(two) is None
+    same = Comparisons(c.triplets, n_objects=30, annotator=c.extra["trial"] % 3, extra={"trial": c.extra["trial"]})
+    np.testing.assert_array_equal(trial_ids(same), c.extra["trial"])

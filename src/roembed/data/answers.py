@@ -179,9 +179,10 @@ def from_rank_trials(
     Rows are trial by trial, in the order of ``(a, b)``; each triplet carries its trial's ``annotator``,
     ``weight`` and ``response_time`` (psiz's ``agent_id``, ``weight`` and ``rt_ms``), and its row of
     ``stimulus_set`` as ``extra["trial"]``.  The triplets of one trial compare different objects, so a split by
-    query or by object set puts some in training and others in validation, where the fit has seen the choice that
-    answers them; hold out whole trials with ``groups=comparisons.extra["trial"]``
-    (:func:`roembed.model_selection.holdout_split`, ``GroupedKFold``).  The annotator tests count each triplet
+    query puts some in training and others in validation, where the fit has seen the choice that answers them;
+    the splits by object set (``groups="object_set"``: ``roembed fit --holdout``, ``select_dimension``,
+    ``RobustOrdinalEmbeddingCV``'s folds) hold out whole trials instead, read from ``extra["trial"]``
+    (:func:`roembed.model_selection.trial_ids`).  The annotator tests count each triplet
     as a unit of evidence, though a trial's triplets share one choice (measured on simulated crowds of 8-rank-2
     trials, 20 honest annotators and 5 choosing at random, 40 trials each, eight seeds: no honest annotator
     suspected, 39 of 40 random ones found at the larger noise, 40 of 40 at the smaller).
