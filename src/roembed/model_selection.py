@@ -15,8 +15,8 @@ sees the other.  On the THINGS set (20,000 answers on 1,000 triples; default fit
 hold-out seeds 101-103) the held-out error was 0.28 by query, 0.25 by answer and 0.48-0.51 by
 object set: by query the score measured the halves of answers the fit had seen, and on new triples the
 map is no better than chance.  Rank trials (:func:`~roembed.data.from_rank_trials`) compare different sets in
-one answer: the grouping by object set holds out whole trials for them (:func:`response_groups`).  On triplets asked one query at a time the two splits agree within
-their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by object set).  The
+one answer: the grouping by object set holds out whole trials for them (:func:`response_groups`).  On
+triplets asked one query at a time the two splits agree within their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by object set).  The
 CLI's ``--holdout``, which measures and chooses nothing, holds out by object set, as
 :func:`roembed.dimension.select_dimension`'s folds and :class:`~roembed.RobustOrdinalEmbeddingCV`'s (an integer
 ``cv``) do; the tuning keeps its query split (by set it chose worse on THINGS and no better on simulated
@@ -80,16 +80,18 @@ def object_sets(comparisons: Comparisons) -> np.ndarray:
 
 
 def trial_ids(comparisons: Comparisons) -> np.ndarray | None:
-    """Per response, an integer id of the trial it came from, where ``extra["trial"]`` names one (as
-    :func:`~roembed.data.from_rank_trials` records it): triplets whose trial ids each hold one anchor (and one
-    annotator, where there are annotator ids).  None otherwise: a column called "trial" read from a file may
-    number the trials of each session, shared by every participant (different anchors under one id), and then
-    it groups nothing."""
+    """Per response, an integer id of the trial it came from, where ``extra["trial"]`` names trials of several
+    triplets each (as :func:`~roembed.data.from_rank_trials` records them): triplets whose trial ids each hold
+    one anchor (and one annotator, where there are annotator ids), some of them more than one triplet.  None
+    otherwise: a column called "trial" read from a file may number the trials of each session, shared by every
+    participant (different anchors under one id), and one trial per triplet groups less than the sets of
+    objects do.  Trials of two :func:`~roembed.data.from_rank_trials` calls joined by ``Comparisons.concat``
+    share their numbers: number the second call's on (``extra["trial"] + n``) to keep them apart."""
     trial = comparisons.extra.get("trial")
     if trial is None or len(comparisons) == 0 or not comparisons.is_triplet:
         return None
     ids = pd.factorize(pd.Series(trial), use_na_sentinel=True)[0]
-    if (ids < 0).any():  # a missing trial id
+    if (ids < 0).any() or np.bincount(ids).max() < 2:  # a missing trial id; one triplet per trial
         return None
     same = [comparisons.quadruplets[:, 0]]
     if comparisons.annotator is not None:

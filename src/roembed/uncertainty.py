@@ -760,8 +760,8 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
                                                 threads_per_fit, seeds))
         results = [store.load(i, seed) for i, seed in enumerate(seeds)]
     todo = {i: seed for i, seed in enumerate(seeds) if results[i] is None}
-    args = (estimator, comparisons, units, reference, full_response_edge, response_groups(comparisons, "object_set"),
-            annotator_code,
+    out_of_bag_groups = response_groups(comparisons, "object_set")
+    args = (estimator, comparisons, units, reference, full_response_edge, out_of_bag_groups, annotator_code,
             max(k, 0), threads_per_fit, warm_start, unit)
     for i, r in _run_replicates(todo, args, n_jobs, verbose, store):
         results[i] = r

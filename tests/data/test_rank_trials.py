@@ -152,3 +152,5 @@ def test_the_splits_by_object_set_hold_out_whole_trials():
     assert trial_ids(two) is None
     same = Comparisons(c.triplets, n_objects=30, annotator=c.extra["trial"] % 3, extra={"trial": c.extra["trial"]})
     np.testing.assert_array_equal(trial_ids(same), c.extra["trial"])
+    # nor one trial per triplet (a numbered file of single triplets): the sets of objects group more
+    assert trial_ids(Comparisons(c.triplets, n_objects=30, extra={"trial": np.arange(len(c))})) is None
