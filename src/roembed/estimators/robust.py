@@ -54,8 +54,8 @@ from ..solvers.torch_lbfgs import dtype_name  # (torch itself is imported by sol
 from .base import check_init, check_n_jobs, check_param, given_start, is_table, table_rows
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
-from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, SAME_OBJECTIVE, STAGES, WEIGHTINGS, FitState, RobustProblem,
-                         RobustSettings, auto_cap, continue_fit, decided_fraction, decided_share, edge_weights,
+from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, RIVAL_ERROR, RIVAL_GAP, SAME_OBJECTIVE, STAGES, WEIGHTINGS,
+                         FitState, RobustProblem, RobustSettings, auto_cap, continue_fit, decided_fraction, decided_share, edge_weights,
                          fit_robust, is_auto, lifted_start, lowest_final, outlier_share, restart_agreement,
                          reverse_weights, stage_plain, stage_refine, stage_shifts)
 
@@ -558,6 +558,15 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                 warn(f"{type(self).__name__}: only {reached} of {len(values)} starts reached the best "
                      f"objective (within 1% + {SAME_OBJECTIVE:g}) and {elsewhere} converged to worse ones; "
                      f"the fit may be a local minimum -- raise n_init", UserWarning)
+        rivals = [(gap, error) for gap, error in state.rivals if gap <= RIVAL_GAP and error > RIVAL_ERROR]
+        if rivals:
+            gap, error = max(rivals, key=lambda rival: rival[1])
+            where = f"{gap:.2%} above" if gap >= 0 else f"{-gap:.2%} below"
+            warn(f"{type(self).__name__}: another start's map fits the comparisons about as well (its final objective "
+                 f"{where} this map's) but has another shape (Procrustes error {error:.2f} against this map): in "
+                 f"{state.X.shape[1]} dimension{'s' * (state.X.shape[1] > 1)} these comparisons do not single out one "
+                 "map, and another random_state (roembed fit --seed) may draw the other; a bootstrap (roembed.bootstrap, "
+                 "roembed fit --bootstrap) shows which objects keep their place", UserWarning)
         self.embedding_ = orient_embedding(state.X)
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
