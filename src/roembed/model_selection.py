@@ -16,8 +16,9 @@ hold-out seeds 101-103) the held-out error was 0.28 by query, 0.25 by answer and
 object set: by query the score measured the halves of answers the fit had seen, and on new triples the
 map is no better than chance.  Rank trials (:func:`~roembed.data.from_rank_trials`) compare different sets in
 one answer: the grouping by object set holds out whole trials for them (:func:`response_groups`).  On
-triplets asked one query at a time the two splits agree within their noise (music, p = 2, seeds 4001-4003: 0.202-0.217 by query, 0.205-0.227 by object set).  The
-CLI's ``--holdout``, which measures and chooses nothing, holds out by object set, as
+triplets asked one query at a time the two splits agree within their noise (music, p = 2, seeds 4001-4003:
+0.202-0.217 by query, 0.205-0.227 by object set).  The CLI's ``--holdout``, which measures and chooses nothing,
+holds out by object set, as
 :func:`roembed.dimension.select_dimension`'s folds and :class:`~roembed.RobustOrdinalEmbeddingCV`'s (an integer
 ``cv``) do; the tuning keeps its query split (by set it chose worse on THINGS and no better on simulated
 odd-one-out answers: docs/tried.md).

@@ -302,7 +302,8 @@ def test_an_equally_good_map_of_another_shape_is_warned():
         return [str(w.message) for w in caught if "another shape" in str(w.message)]
 
     message, = said(_scattered_crowd(5000), 2)
-    gap, error = (float(x) for x in re.search(r"objective ([0-9.]+)% above.*Procrustes error ([0-9.]+)", message).groups())
+    found = re.search(r"objective ([0-9.]+)% above.*Procrustes error ([0-9.]+)", message)
+    gap, error = (float(x) for x in found.groups())
     assert 0 <= gap / 100 <= RIVAL_GAP and error > RIVAL_ERROR
     assert "in 2 dimensions these comparisons do not single out one map" in message
     stable = make_synthetic(n_objects=30, dim=2, n_train=1000, n_validation=10, n_test=10, votes=(1, 1), rate=0.2,

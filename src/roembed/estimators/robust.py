@@ -55,9 +55,9 @@ from .base import check_init, check_n_jobs, check_param, given_start, is_table, 
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, RIVAL_ERROR, RIVAL_GAP, SAME_OBJECTIVE, STAGES, WEIGHTINGS,
-                         FitState, RobustProblem, RobustSettings, auto_cap, continue_fit, decided_fraction, decided_share, edge_weights,
-                         fit_robust, is_auto, lifted_start, lowest_final, outlier_share, restart_agreement,
-                         reverse_weights, stage_plain, stage_refine, stage_shifts)
+                         FitState, RobustProblem, RobustSettings, auto_cap, continue_fit, decided_fraction,
+                         decided_share, edge_weights, fit_robust, is_auto, lifted_start, lowest_final, outlier_share,
+                         restart_agreement, reverse_weights, stage_plain, stage_refine, stage_shifts)
 
 INITS = ("random", "plain")
 
@@ -562,11 +562,12 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         if rivals:
             gap, error = max(rivals, key=lambda rival: rival[1])
             where = f"{gap:.2%} above" if gap >= 0 else f"{-gap:.2%} below"
+            p = state.X.shape[1]
             warn(f"{type(self).__name__}: another start's map fits the comparisons about as well (its final objective "
                  f"{where} this map's) but has another shape (Procrustes error {error:.2f} against this map): in "
-                 f"{state.X.shape[1]} dimension{'s' * (state.X.shape[1] > 1)} these comparisons do not single out one "
-                 "map, and another random_state (roembed fit --seed) may draw the other; a bootstrap (roembed.bootstrap, "
-                 "roembed fit --bootstrap) shows which objects keep their place", UserWarning)
+                 f"{p} dimension{'s' * (p > 1)} these comparisons do not single out one map, and another random_state "
+                 "(roembed fit --seed) may draw the other; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) "
+                 "shows which objects keep their place", UserWarning)
         self.embedding_ = orient_embedding(state.X)
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
