@@ -567,7 +567,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
                  f"{where} this map's) but has another shape (Procrustes error {error:.2f} against this map): in "
                  f"{p} dimension{'s' * (p > 1)} these comparisons do not single out one map, and another random_state "
                  "(roembed fit --seed) may draw the other; a bootstrap (roembed.bootstrap, roembed fit --bootstrap) "
-                 "shows which objects keep their place", UserWarning)
+                 "shows which objects keep their place", DataWarning)  # as the data's: a fold or resample is silent
         self.embedding_ = orient_embedding(state.X)
         self.objective_ = float(state.result.objective) if state.result is not None else float("nan")
         self.n_iter_ = state.n_iter
