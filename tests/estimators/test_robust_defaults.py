@@ -293,9 +293,8 @@ def test_an_equally_good_map_of_another_shape_is_warned():
     0.47-0.80 between seeds, held-out errors 0.203-0.206).  Where the final fit's other start ends within 1% of the
     kept objective with a map further than Procrustes error 0.3, the fit now says so; on data that pin the map down
     (30 objects, 1,000 triplets, where seeds agree within 0.09) it stays silent."""
-    from roembed.estimators.robust_fit import RIVAL_ERROR, RIVAL_GAP
-
     from roembed.data.diagnostics import DataWarning
+    from roembed.estimators.robust_fit import RIVAL_ERROR, RIVAL_GAP
 
     def said(comparisons, seed):
         with warnings.catch_warnings(record=True) as caught:
@@ -924,7 +923,7 @@ def test_too_few_queries_counts_queries_not_edges():
 def test_too_few_queries_counts_queries_of_weight_above_zero():
     """A query whose responses all weigh 0 counts for nothing, yet it counted towards the scarcity rules: 36
     weighed queries and 37 of weight 0 over 20 objects (37 free coordinates at p = 2) were tuned with no warning;
-    now they are warned and fitted as the 36 queries alone would be (both directions of a query summed)."""
+    now they are warned and take the untuned path, as the 36 alone would (both directions of a query summed)."""
     from roembed.data.diagnostics import data_problems, too_few_queries
 
     weighed, zero = _distinct_queries(20, 36, 0), _distinct_queries(20, 73, 0)[36:]
