@@ -87,7 +87,8 @@ def trial_ids(comparisons: Comparisons) -> np.ndarray | None:
     otherwise: a column called "trial" read from a file may number the trials of each session, shared by every
     participant (different anchors under one id), and one trial per triplet groups less than the sets of
     objects do.  Trials of two :func:`~roembed.data.from_rank_trials` calls joined by ``Comparisons.concat``
-    share their numbers: number the second call's on (``extra["trial"] + n``) to keep them apart."""
+    share their numbers: number the second call's on to keep them apart,
+    ``second.with_extra(trial=second.extra["trial"] + len(first_trials))``."""
     trial = comparisons.extra.get("trial")
     if trial is None or len(comparisons) == 0 or not comparisons.is_triplet:
         return None
