@@ -1,12 +1,35 @@
 """The ``roembed`` console script: imports the command line inside a guard, so Ctrl-C while
-numpy, pandas and scikit-learn load prints one line (exit 130), not a traceback."""
+numpy, pandas and scikit-learn load prints one line (exit 130), not a traceback.
+
+SIGTERM (``kill``, ``timeout``, a batch scheduler's time limit) unwinds the run as Ctrl-C does, so an
+interrupted ``fit`` leaves no staging folder behind and says so in one line (exit 143, 128 + 15); it
+killed the process outright before, leaving the staging folder until the next run into the same ``--out``."""
+import signal
 import sys
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised by the SIGTERM handler: a :class:`KeyboardInterrupt`, so every cleanup written for Ctrl-C runs."""
+
+
+def _terminate(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM (cleanup stuck) kills at once
+    raise Terminated
+
+
+def interrupted(exc: BaseException) -> int:
+    """Prints the one line for an interrupted run and returns its exit code (143 after SIGTERM, else 130).
+    ``exc`` is the KeyboardInterrupt, or click's Abort raised from it."""
+    terminated = any(isinstance(e, Terminated) for e in (exc, exc.__cause__, exc.__context__))
+    sys.stderr.write(f"roembed: {'terminated' if terminated else 'interrupted'}\n")
+    return 143 if terminated else 130
+
+
 def run() -> None:
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # not where the caller chose to ignore it
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         from .cli import main
         main()
-    except KeyboardInterrupt:
-        sys.stderr.write("roembed: interrupted\n")
-        sys.exit(130)
+    except KeyboardInterrupt as exc:
+        sys.exit(interrupted(exc))

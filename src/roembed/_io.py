@@ -117,8 +117,9 @@ class OutputSet:
     old and a new run, never a file of an older run with another method), and a run
     that fails or is interrupted leaves ``out`` as it was.  The swap is two renames
     (``out`` -> retired, staging -> ``out``), or one atomic exchange where Linux offers it; a reader can check a folder by its
-    ``summary.json``, which lists exactly the files of its run.  Staging folders of
-    killed runs are removed by the next run into the same ``out``.
+    ``summary.json``, which lists exactly the files of its run.  An interrupted run
+    (Ctrl-C, or SIGTERM, which the command line turns into the same exception) discards its staging
+    folder; one killed outright leaves it to the next run into the same ``out``.
 
     ``replace`` decides whether an existing ``out`` may be replaced: a callable taking
     the folder and returning ``None`` (fine) or a reason to refuse.

@@ -211,19 +211,32 @@ def test_ctrl_c_during_imports_is_one_line(module, args, clean_votes, tmp_path):
     assert proc.stderr.strip() == "roembed: interrupted", proc.stderr
 
 
-def test_ctrl_c_during_a_run_is_one_line_and_writes_nothing(clean_votes, tmp_path):
-    """A real SIGINT in the middle of the output set's write (click turns Ctrl-C into its Abort, which
-    printed 'Aborted!' with exit 1): the same line and code as during imports, and no folder, whole or half."""
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGINT, 130, "interrupted"),
+                                                 (signal.SIGTERM, 143, "terminated")])
+@pytest.mark.parametrize("earlier_run", [False, True])
+def test_a_signal_during_a_run_is_one_line_and_leaves_the_folder_as_it_was(clean_votes, tmp_path, signum, code,
+                                                                           line, earlier_run):
+    """A real SIGINT or SIGTERM in the middle of the output set's write (click turns Ctrl-C into its Abort, which
+    printed 'Aborted!' with exit 1; SIGTERM, a scheduler's time limit, killed the process and left its staging
+    folder): one line, exit 128 + the signal, the earlier run's set whole or no folder at all, and no staging."""
     out, marker = tmp_path / "out", tmp_path / "writing"
+    before = {}
+    if earlier_run:
+        assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
     proc = stuck_in_the_write(clean_votes, out, marker, stderr=subprocess.PIPE, text=True)
     try:
-        proc.send_signal(signal.SIGINT)
+        assert any(p.name.startswith(".out") for p in tmp_path.iterdir())  # its staging folder, half written
+        proc.send_signal(signum)
         stderr = proc.communicate(timeout=60)[1]
     finally:
         proc.kill()
-    assert proc.returncode == 130, stderr
-    assert stderr.strip() == "roembed: interrupted", stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["writing"]  # no output folder, no staging left
+    assert proc.returncode == code, stderr
+    assert stderr.strip() == f"roembed: {line}", stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] * earlier_run + ["writing"]  # no staging left
+    if earlier_run:
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+        check_output_set(out)
 
 
 # -- output sets ---------------------------------------------------------------------------

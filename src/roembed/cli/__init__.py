@@ -27,9 +27,9 @@ class OneLineErrors(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except (click.Abort, KeyboardInterrupt):  # click turns Ctrl-C into Abort; the same line as during imports
-            click.echo("roembed: interrupted", err=True)
-            sys.exit(130)
+        except (click.Abort, KeyboardInterrupt) as exc:  # click turns Ctrl-C into Abort; the line of the imports'
+            from .._entry import interrupted
+            sys.exit(interrupted(exc))
         sys.exit(code if isinstance(code, int) else 0)
 
 
