@@ -15,53 +15,78 @@ def _default_mode(fd_or_path) -> None:
     os.chmod(fd_or_path, 0o666 & ~umask)
 
 
+class WriteError(OSError):
+    """A file could not be written (a full disk, a quota, a file system gone read-only): the ``OSError``
+    of the write, with ``filename`` the file meant (the write itself names none, or only its temporary file)."""
+
+
+@contextlib.contextmanager
+def _naming(path: Path):
+    """Re-raises an ``OSError`` of writing ``path`` as a :class:`WriteError` naming it."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode: str = "w", **open_kwargs):
     """Opens a temporary file beside ``path``; on success it replaces ``path`` at once.
 
     If the block raises, the temporary file is removed and ``path`` is left as it was,
-    so an interrupted run never leaves a half-written file that looks complete.
+    so an interrupted run never leaves a half-written file that looks complete; an ``OSError``
+    comes out as a :class:`WriteError` naming ``path``.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        _default_mode(tmp)
-        with os.fdopen(fd, mode, **open_kwargs) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_path(path):
-    """Context manager yielding a temporary path for writers that want a file name
-    (``DataFrame.to_parquet``, ``Figure.savefig``); renamed onto ``path`` on success."""
-
-    @contextlib.contextmanager
-    def _cm():
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
-        os.close(fd)
+    with _naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             _default_mode(tmp)
-            yield Path(tmp)
-            os.replace(tmp, target)
+            with os.fdopen(fd, mode, **open_kwargs) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
+
+
+def atomic_path(path):
+    """Context manager yielding a temporary path for writers that want a file name
+    (``DataFrame.to_parquet``, ``Figure.savefig``); renamed onto ``path`` on success (an ``OSError``: a
+    :class:`WriteError` naming ``path``)."""
+
+    @contextlib.contextmanager
+    def _cm():
+        target = Path(path)
+        with _naming(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
+            os.close(fd)
+            try:
+                _default_mode(tmp)
+                yield Path(tmp)
+                os.replace(tmp, target)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+                raise
 
     return _cm()
 
 
 _STAGING = ".roembed-staging-"  # <out>.roembed-staging-<pid>-<random>: a run being written
 _RETIRED = ".roembed-retired-"  # <out>.roembed-retired-<pid>-<random>: the previous run, being removed
+
+
+def shown_path(path) -> str:
+    """``path`` as a user knows it: a file in a run's staging folder as the file it becomes in ``out``."""
+    return re.sub(rf"(^|/)\.([^/]+){re.escape(_STAGING)}\d+-[^/]+", r"\1\2", str(path))
 
 
 class OutputFolderError(OSError):

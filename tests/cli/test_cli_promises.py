@@ -327,6 +327,45 @@ def test_sigkill_during_the_write_leaves_one_consistent_set(clean_votes, tmp_pat
     check_output_set(out)
 
 
+def no_space_left(monkeypatch, module, name, when=lambda *a, **k: True):
+    """Makes ``module.name`` fail as a full disk does (ENOSPC) wherever ``when`` holds for its arguments."""
+    import errno
+
+    original = getattr(module, name)
+
+    def full(*args, **kwargs):
+        if when(*args, **kwargs):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return original(*args, **kwargs)
+    monkeypatch.setattr(module, name, full)
+
+
+def test_a_full_disk_mid_write_is_one_line_naming_the_file_and_keeps_the_old_set(clean_votes, tmp_path,
+                                                                                   monkeypatch):
+    """The disk filling while the set is written (the OSError of a buffered write surfaces at flush or fsync;
+    a traceback through pandas before, exit 1): one line naming the file as the user will look for it (in
+    --out, not the hidden staging folder), exit 2, the earlier run whole and no staging left."""
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    no_space_left(monkeypatch, os, "fsync")  # the first file atomic_write finishes
+    line = one_line_error(run(clean_votes, "--out", out, "--quiet", "--seed", 2), "No space left on device")
+    assert line.startswith(f"Error: {out}{os.sep}") and line.endswith(".csv: cannot write (No space left on device)")
+    assert "staging" not in line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    check_output_set(out)
+
+
+def test_a_full_disk_in_the_bootstrap_store_names_the_store_file(clean_votes, tmp_path, monkeypatch):
+    store, out = tmp_path / "store", tmp_path / "out"
+    no_space_left(monkeypatch, np, "savez")  # a replicate's file
+    line = one_line_error(run(clean_votes, "--out", out, "--quiet", "--bootstrap", 2, "--bootstrap-store", store),
+                          "cannot write (No space left on device)")
+    assert line.startswith(f"Error: {store / 'replicate-0000.npz'}:"), line
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["store"]
+    assert not [p for p in store.iterdir() if p.name.startswith(".")]  # no temporary replicate file left
+
+
 # -- results the data cannot support --------------------------------------------------------
 def write_triplets(path, rows, weight=None):
     frame = pd.DataFrame(rows, columns=["anchor", "closer", "farther"])

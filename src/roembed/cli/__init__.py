@@ -6,6 +6,7 @@ import sys
 import click
 
 from .. import __version__
+from .._io import WriteError, shown_path
 
 
 class OneLineErrors(click.Group):
@@ -27,6 +28,9 @@ class OneLineErrors(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
+        except WriteError as exc:  # a full disk or quota mid-run: the file and the reason, not a traceback
+            click.echo(f"Error: {shown_path(exc.filename)}: cannot write ({exc.strerror})", err=True)
+            sys.exit(2)
         except (click.Abort, KeyboardInterrupt) as exc:  # click turns Ctrl-C into Abort; the line of the imports'
             from .._entry import interrupted
             sys.exit(interrupted(exc))
