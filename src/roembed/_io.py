@@ -21,8 +21,8 @@ class WriteError(OSError):
 
 
 @contextlib.contextmanager
-def _naming(path: Path):
-    """Re-raises an ``OSError`` of writing ``path`` as a :class:`WriteError` naming it."""
+def writing(path: Path):
+    """Re-raises an ``OSError`` of the block as a :class:`WriteError` naming ``path``, the file it writes."""
     try:
         yield
     except WriteError:
@@ -40,7 +40,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
     comes out as a :class:`WriteError` naming ``path``.
     """
     path = Path(path)
-    with _naming(path):
+    with writing(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
@@ -64,7 +64,7 @@ def atomic_path(path):
     @contextlib.contextmanager
     def _cm():
         target = Path(path)
-        with _naming(target):
+        with writing(target):
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix, dir=target.parent)
             os.close(fd)

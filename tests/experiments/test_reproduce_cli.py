@@ -133,3 +133,25 @@ def test_the_music_settings_name_the_data_by_content(tmp_path):
     assert other["data_sha256"] != original["data_sha256"]
     assert {k: v for k, v in other.items() if k != "data_sha256"} == {k: v for k, v in original.items()
                                                                       if k != "data_sha256"}
+
+
+def test_a_full_disk_is_one_line_naming_the_store_and_the_store_still_resumes(tmp_path, monkeypatch):
+    """A full disk while a cell's record is appended was a traceback (exit 1); now one line naming the store,
+    exit 2, and the store (a torn last line at worst) resumes once there is room."""
+    import errno
+    import os
+
+    args = ["reproduce", "synthetic", "--trials", "1", "--models", "unanimous", "--rates", "0.25",
+            "--methods", "tiny-cli", "--n-test", "2000", "--out", str(tmp_path), "--no-progress"]
+
+    def full(fd):  # the record's last bytes did not fit: a torn line, then the error
+        os.ftruncate(fd, os.fstat(fd).st_size - 5)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", full)
+        result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert result.stderr.strip() == f"Error: {tmp_path / 'results.jsonl'}: cannot write (No space left on device)"
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and "1 new cells" in again.output
+    assert [r["status"] for r in ResultStore(tmp_path / "results.jsonl").records()] == ["ok"]

@@ -33,6 +33,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .. import __version__
+from .._io import writing
 from ..data import Comparisons
 from ..estimators.registry import ESTIMATORS
 from ..estimators.robust import tuned_params
@@ -288,7 +289,7 @@ class ResultStore:
     def append(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, default=_json_default) + "\n"
-        with open(self.path, "a+") as fh:
+        with writing(self.path), open(self.path, "a+") as fh:
             fh.seek(0, os.SEEK_END)
             if fh.tell() > 0:  # make sure a torn previous line does not swallow this one
                 fh.seek(fh.tell() - 1)
