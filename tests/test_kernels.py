@@ -49,3 +49,42 @@ def test_only_embeddings_beyond_the_caches_are_prefetched():
     rows = PREFETCH_MIN_BYTES // 80
     assert prefetch_ahead(np.zeros((rows - 1, 10))) == 0
     assert prefetch_ahead(np.zeros((rows + 1, 10))) == PREFETCH_AHEAD
+
+
+def _plus_one(x):
+    return x + 1.0
+
+
+def _plus_two(x):
+    return x + 2.0
+
+
+def test_kernels_cache_in_a_private_temp_folder_where_numba_finds_no_folder(tmp_path, monkeypatch):
+    """A read-only install run by a user without a writable home (as containers run): numba's ``cache=True``
+    raised at import ("no locator available"), so roembed could not be imported.  ``compiled`` caches in the
+    temporary folder instead, only in one this user owns and no one else can write (the cache holds pickles),
+    and leaves numba's setting for other packages as it was."""
+    import os
+    import tempfile
+
+    import numba
+    from numba.core import caching, config
+
+    from roembed._kernels import compiled
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [caching.UserProvidedCacheLocator])
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = config.CACHE_DIR
+    with pytest.raises(RuntimeError, match="no locator available"):
+        numba.njit(cache=True)(_plus_one)  # what numba alone does there
+
+    kernel = compiled()(_plus_one)
+    folder = tmp_path / f"roembed-numba-{os.getuid()}"
+    assert kernel(1.0) == 2.0 and config.CACHE_DIR == before
+    assert kernel._cache._cache_path.startswith(str(folder))
+    assert list(folder.rglob("*.nbi")) and folder.stat().st_mode & 0o777 == 0o700  # compiled once, kept
+
+    folder.chmod(0o777)  # another user could plant a cache there: compiled uncached instead
+    other = compiled()(_plus_two)
+    assert other(1.0) == 3.0 and isinstance(other._cache, caching.NullCache)
+    assert not list(folder.rglob("*_plus_two*"))

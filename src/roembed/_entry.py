@@ -25,9 +25,35 @@ def interrupted(exc: BaseException) -> int:
     return 143 if terminated else 130
 
 
+def _matplotlib_folder() -> None:
+    """Where matplotlib cannot write its folder (a home that is not writable, as containers run), it logs two
+    warnings on every run and rebuilds its font cache in a temporary folder; the command line gives it
+    ``roembed-matplotlib-<uid>`` in the temporary folder instead (``MPLCONFIGDIR``), kept between runs."""
+    import os
+
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    if sys.platform.startswith(("linux", "freebsd")):  # matplotlib's own choice of folder
+        folder = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "matplotlib")
+    else:
+        folder = os.path.expanduser("~/.matplotlib")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return
+    except OSError:
+        pass
+    from ._io import private_temp_folder
+
+    private = private_temp_folder("roembed-matplotlib")
+    if private is not None:
+        os.environ["MPLCONFIGDIR"] = private
+
+
 def run() -> None:
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # not where the caller chose to ignore it
         signal.signal(signal.SIGTERM, _terminate)
+    _matplotlib_folder()
     try:
         from .cli import main
         main()

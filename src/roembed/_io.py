@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -78,6 +79,20 @@ def atomic_path(path):
                 raise
 
     return _cm()
+
+
+def private_temp_folder(name: str) -> str | None:
+    """``<temporary folder>/<name>-<uid>``, made if missing; None unless this user owns it and only they can
+    write it (or where it cannot be made)."""
+    uid = getattr(os, "getuid", lambda: None)()
+    path = os.path.join(tempfile.gettempdir(), name if uid is None else f"{name}-{uid}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.lstat(path)
+    except OSError:
+        return None
+    private = stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o022 and (uid is None or info.st_uid == uid)
+    return path if private else None
 
 
 _STAGING = ".roembed-staging-"  # <out>.roembed-staging-<pid>-<random>: a run being written

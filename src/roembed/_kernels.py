@@ -7,20 +7,59 @@ triplets (``P`` about 2 * 10^6, p = 10) one distance-and-gradient evaluation
 took about 60 ms instead of 250 ms (profiled), and the whole robust fit of
 ``benchmarks/bench_scale.py`` 14.4 s instead of 37.6 s.
 
-Compiled on first use and cached on disk (numba's ``cache=True``).
+Compiled on first use and cached on disk (numba's ``cache=True``: beside this file, or in the user's cache
+folder; see :func:`compiled` for installs where neither can be written).
 """
 from __future__ import annotations
+
+import contextlib
 
 import llvmlite.binding
 import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
+from ._io import private_temp_folder
 
-@numba.njit(cache=True, nogil=True)
+
+@contextlib.contextmanager
+def _cache_dir(path: str):
+    """numba's cache folder set to ``path`` while functions are decorated (each keeps the folder it saw)."""
+    before = config.CACHE_DIR
+    config.CACHE_DIR = path
+    try:
+        yield
+    finally:
+        config.CACHE_DIR = before
+
+
+def compiled(**options):
+    """``numba.njit(cache=True, nogil=True, **options)``, cached wherever a folder can be written.
+
+    numba caches beside the source or in the user's cache folder, and raises at import ("cannot cache function
+    ...: no locator available") where neither can be written: a read-only install run by a user without a
+    writable home, as containers run.  There the cache goes to ``roembed-numba-<uid>`` in the temporary folder
+    (without a cache every process compiles the kernels again: about 4 s of a 6 s fit of the music set at p = 2),
+    used only when this user owns it and no one else can write it (numba's cache holds pickles); otherwise the
+    kernels compile uncached.  Other packages' numba functions are not affected.
+    """
+    def decorate(func):
+        try:
+            return numba.njit(cache=True, nogil=True, **options)(func)
+        except RuntimeError:
+            pass
+        fallback = private_temp_folder("roembed-numba")
+        if fallback is not None:
+            with contextlib.suppress(RuntimeError), _cache_dir(fallback):
+                return numba.njit(cache=True, nogil=True, **options)(func)
+        return numba.njit(nogil=True, **options)(func)
+    return decorate
+
+
+@compiled()
 def pair_sq_distances(X, a, b, out):
     """``out[k] = ||X[a[k]] - X[b[k]]||^2``; returns ``out``."""
     p = X.shape[1]
@@ -34,7 +73,7 @@ def pair_sq_distances(X, a, b, out):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def pair_distance_adjoint(X, a, b, g, out):
     """Adds ``2 g[k] (x_a - x_b)`` to ``out[a[k]]`` and subtracts it from ``out[b[k]]``; returns ``out``.
 
@@ -57,7 +96,7 @@ def pair_distance_adjoint(X, a, b, g, out):
 # length m, instead of np.unique's O(m log m) sorts over int64 keys and their int64 inverses.
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def counting_sort(keys, order, n_keys, out):
     """Writes ``order`` stably sorted by ``keys[order]`` (values in ``[0, n_keys)``) to ``out``; returns ``out``."""
     start = np.zeros(n_keys + 1, out.dtype)  # int32 positions when ``out`` is int32
@@ -73,7 +112,7 @@ def counting_sort(keys, order, n_keys, out):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def sorted_pair_slots(quads, lo, hi):
     """``lo[s], hi[s]``: the sorted object pair of slot ``s`` (slot ``r``: near pair of row ``r``, ``m + r``: far pair)."""
     m = quads.shape[0]
@@ -88,7 +127,7 @@ def sorted_pair_slots(quads, lo, hi):
     return lo, hi
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def number_runs(order, first_key, second_key, ids):
     """Numbers the runs of equal ``(first_key, second_key)`` along ``order``: ``ids[order[t]]`` = 0, 1, ...;
     returns the number of runs and each run's first element ``order[t]`` (in ``order``'s dtype)."""
@@ -161,7 +200,7 @@ def _prefetch(typingctx, array, row, col):
     return types.void(array, row, col), codegen
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@compiled(inline="always")
 def _prefetch_edge_rows(A, objects, c):
     """Prefetches both ends of the rows of ``A`` of edge ``c``'s four objects (nothing past the last edge)."""
     if c < objects.shape[0]:
@@ -171,7 +210,7 @@ def _prefetch_edge_rows(A, objects, c):
             _prefetch(A, objects[c, a], last)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=True)
+@compiled(fastmath=True)
 def edge_sq_distances(X, objects, start, d_near, d_far, ahead=0):
     """``d_near[t], d_far[t]``: squared distances of the near and far pair of edge ``start + t``; with
     ``ahead`` > 0 the rows of edge ``start + t + ahead`` are prefetched (:func:`prefetch_ahead`)."""
@@ -193,7 +232,7 @@ def edge_sq_distances(X, objects, start, d_near, d_far, ahead=0):
         d_far[t] = far
 
 
-@numba.njit(cache=True, nogil=True, fastmath=True)
+@compiled(fastmath=True)
 def edge_distance_adjoint(X, objects, start, g_near, g_far, out, ahead=0):
     """Adds ``sum_t g_near[t] dd_near/dX + g_far[t] dd_far/dX`` over the edges ``start + t`` to ``out``
     (``ahead`` as in :func:`edge_sq_distances`, for the rows of ``X`` and ``out``).
@@ -225,7 +264,7 @@ NUMPY_ORDER_MAX = 128
 in halves, recursively, which cached numba functions cannot do: callers use NumPy for those)."""
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@compiled(inline="always")
 def _sum_like_numpy(v):
     """``v.sum()`` in NumPy's own order for ``len(v) <= NUMPY_ORDER_MAX`` (``pairwise_sum``: left to right
     under 8 terms, else 8 running sums combined as a tree, then the rest), so it equals NumPy bit for bit."""
@@ -254,7 +293,7 @@ def _sum_like_numpy(v):
     return total
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@compiled(inline="always")
 def _sq_distance_like_numpy(X, i, j, squares):
     """``((X[i] - X[j]) ** 2).sum()`` as NumPy computes it (``squares``: a scratch row)."""
     for c in range(X.shape[1]):
@@ -263,7 +302,7 @@ def _sq_distance_like_numpy(X, i, j, squares):
     return _sum_like_numpy(squares)
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def quadruplet_sq_distances(X, quads, lo, hi, d_near, d_far):
     """``d_near[t], d_far[t]`` = squared distances of the pairs ``(q0, q1)`` and ``(q2, q3)`` of the rows
     ``lo <= t < hi`` of ``quads``, equal bit for bit to NumPy's ``((X[a] - X[b]) ** 2).sum(1)`` (rows of
@@ -274,7 +313,7 @@ def quadruplet_sq_distances(X, quads, lo, hi, d_near, d_far):
         d_far[t] = _sq_distance_like_numpy(X, quads[t, 2], quads[t, 3], squares)
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def satisfied_votes(X, pairs, edge_pairs, edges, votes, lo, hi):
     """``(total, satisfied)``: the votes of the edges ``edges[lo:hi]`` and those of them whose near pair is
     closer than their far pair at ``X`` (distances as :func:`quadruplet_sq_distances`), summed in order."""
@@ -291,7 +330,7 @@ def satisfied_votes(X, pairs, edge_pairs, edges, votes, lo, hi):
     return total, satisfied
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def gather_edge_objects(pairs, edge_pairs, keep, lo, hi, out, row):
     """Writes ``pairs[edge_pairs[c]]`` side by side (4 objects) to ``out[row], out[row + 1], ...`` for the
     edges ``lo <= c < hi`` that ``keep`` marks (all when ``keep`` is empty); returns the next free row."""
@@ -305,7 +344,7 @@ def gather_edge_objects(pairs, edge_pairs, keep, lo, hi, out, row):
     return row
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def scatter_add(out, index, values):
     """``out[index[t]] += values[t]`` (unbuffered, like ``np.add.at``); returns ``out``."""
     for t in range(index.shape[0]):
@@ -313,7 +352,7 @@ def scatter_add(out, index, values):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def reverse_edges(near, far, n_pairs, out):
     """``out[c]``: the edge ``(far[c], near[c])`` for edges sorted by ``(near, far)``, or -1; returns ``out``."""
     start = np.zeros(n_pairs + 1, np.int64)
@@ -334,7 +373,7 @@ def reverse_edges(near, far, n_pairs, out):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def _root(parent, x):
     while parent[x] != x:
         parent[x] = parent[parent[x]]
@@ -342,7 +381,7 @@ def _root(parent, x):
     return x
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled()
 def component_roots(rows, n):
     """Connected components of ``n`` objects linked by sharing a row of ``rows`` (union-find, path halving):
     each object's label is the smallest object of its component."""
@@ -364,7 +403,7 @@ def component_roots(rows, n):
 # --- L-BFGS ---------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True, nogil=True, fastmath=True)
+@compiled(fastmath=True)
 def two_loop_direction(g, steps, changes, rhos, oldest, count, scale):
     """``H g`` by the L-BFGS two-loop recursion (Nocedal & Wright, Alg. 7.4) over the ``count`` newest
     pairs of the ring buffers ``steps``, ``changes`` (rows ``oldest, oldest + 1, ...`` modulo their length,

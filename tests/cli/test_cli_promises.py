@@ -239,6 +239,22 @@ def test_a_signal_during_a_run_is_one_line_and_leaves_the_folder_as_it_was(clean
         check_output_set(out)
 
 
+def test_a_home_that_cannot_be_written_gives_no_matplotlib_lines(clean_votes, tmp_path):
+    """A container user's home that cannot be written: matplotlib logged two lines on every run ("mkdir -p
+    failed ...", "Matplotlib created a temporary cache directory ...") and rebuilt its font cache each time.
+    The command line points it at a private folder of the temporary folder, kept between runs."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env.update(HOME="/dev/null", TMPDIR=str(tmp_path), PYTHONPATH=SRC)  # ~/.config: below a file, even for root
+    code = "import sys; from roembed._entry import run; sys.argv[0] = 'roembed'; run()"
+    for out in ("first", "second"):
+        proc = subprocess.run([sys.executable, "-c", code, "fit", str(clean_votes), "--out", str(tmp_path / out),
+                               "--quiet", "--method", "soe"], capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert "embedding.png" in check_output_set(tmp_path / out)["files"]
+    folder = tmp_path / f"roembed-matplotlib-{os.getuid()}"
+    assert [p.name for p in folder.iterdir() if p.name.startswith("fontlist")]  # the font cache, kept
+
+
 # -- output sets ---------------------------------------------------------------------------
 def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     out = tmp_path / "out"
