@@ -72,7 +72,9 @@ def test_kernels_cache_in_a_private_temp_folder_where_numba_finds_no_folder(tmp_
 
     from roembed._kernels import compiled
 
-    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [caching.UserProvidedCacheLocator])
+    user_provided = caching.CacheImpl._locator_classes[0]  # numba.config.CACHE_DIR's (named with "_" before 0.61)
+    assert user_provided.__name__.endswith("UserProvidedCacheLocator")
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [user_provided])
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = config.CACHE_DIR
     with pytest.raises(RuntimeError, match="no locator available"):
