@@ -50,10 +50,21 @@ def _matplotlib_folder() -> None:
         os.environ["MPLCONFIGDIR"] = private
 
 
+def _printable_output() -> None:
+    """Characters the terminal's encoding lacks (an emoji in an object's name, printed to a Latin-1 terminal or
+    to a file redirected on Windows) are printed as ``\\U0001f3b8`` escapes, as stderr already does: a
+    UnicodeEncodeError in a printed line ended the run after its fit, before its files were written."""
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError):  # not a text file of io's (a replaced stream), or closed
+        pass
+
+
 def run() -> None:
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # not where the caller chose to ignore it
         signal.signal(signal.SIGTERM, _terminate)
     _matplotlib_folder()
+    _printable_output()
     try:
         from .cli import main
         main()

@@ -255,6 +255,33 @@ def test_a_home_that_cannot_be_written_gives_no_matplotlib_lines(clean_votes, tm
     assert [p.name for p in folder.iterdir() if p.name.startswith("fontlist")]  # the font cache, kept
 
 
+def test_names_the_terminal_cannot_print_are_escaped_not_fatal(tmp_path):
+    """An emoji in a name printed (the bootstrap's least stable objects) to a Latin-1 terminal, or to a file
+    redirected on Windows: a UnicodeEncodeError after the fit, exit 1 and no output.  Now an escape."""
+    rng = np.random.default_rng(0)
+    names = [f"\U0001F3B8 band {i}" for i in range(10)] + ["Motörhead", "Zoë"]  # whichever five are printed
+    X = rng.normal(size=(len(names), 2))
+    rows = []
+    for _ in range(300):
+        a, b, c = rng.choice(len(names), 3, replace=False)
+        if np.linalg.norm(X[a] - X[b]) > np.linalg.norm(X[a] - X[c]):
+            b, c = c, b
+        rows.append((names[a], names[b], names[c]))
+    path = tmp_path / "named.csv"
+    pd.DataFrame(rows, columns=["anchor", "closer", "farther"]).to_csv(path, index=False)
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1", "PYTHONPATH": SRC}
+    code = "import sys; from roembed._entry import run; sys.argv[0] = 'roembed'; run()"
+    proc = subprocess.run([sys.executable, "-c", code, "fit", str(path), "--out", str(tmp_path / "out"),
+                           "--bootstrap", "12", "--method", "soe"], capture_output=True, env=env, timeout=300)
+    stdout = proc.stdout.decode("latin-1")
+    assert proc.returncode == 0, proc.stderr.decode("latin-1")[-2000:]
+    least = stdout.split("least stable: ")[1].split(";")[0].split(", ")
+    assert len(least) == 5 and all(name in [n.encode("latin-1", "backslashreplace").decode("latin-1")
+                                            for n in names] for name in least), least
+    assert any(name.startswith("\\U0001f3b8 band") for name in least), least
+    assert "uncertainty.csv" in check_output_set(tmp_path / "out")["files"]
+
+
 # -- output sets ---------------------------------------------------------------------------
 def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     out = tmp_path / "out"
