@@ -282,6 +282,34 @@ def test_names_the_terminal_cannot_print_are_escaped_not_fatal(tmp_path):
     assert "uncertainty.csv" in check_output_set(tmp_path / "out")["files"]
 
 
+def test_a_closed_stdout_stops_the_run_with_one_line_and_keeps_the_old_set(clean_votes, tmp_path):
+    """``roembed fit ... | head``: the reader gone, click ended the process with exit 1 and no word (the fit
+    lost in silence).  Now one line on stderr, exit 141 (a shell's code for SIGPIPE), the earlier run whole,
+    no staging and no "Exception ignored" at exit; the help still ends quietly."""
+    out = tmp_path / "out"
+    assert run(clean_votes, "--out", out, "--quiet", "--seed", 1).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    code = "import sys; from roembed._entry import run; sys.argv[0] = 'roembed'; run()"
+    env = {**os.environ, "PYTHONPATH": SRC}
+    for args in (["fit", str(clean_votes), "--out", str(out), "--method", "soe"], ["fit", "--help"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader has gone before the first line
+        try:
+            proc = subprocess.run([sys.executable, "-c", code, *args], stdout=write, stderr=subprocess.PIPE,
+                                  text=True, env=env, timeout=300)
+        finally:
+            os.close(write)
+        if args[1] == "--help":
+            assert "stopped" not in proc.stderr and "Traceback" not in proc.stderr  # click's own quiet end
+            continue
+        assert proc.returncode == 141, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1].startswith("roembed: stopped: the program reading its output "
+                                                                "exited"), proc.stderr
+        assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    check_output_set(out)
+
+
 # -- output sets ---------------------------------------------------------------------------
 def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     out = tmp_path / "out"

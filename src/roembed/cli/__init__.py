@@ -9,9 +9,39 @@ from .. import __version__
 from .._io import WriteError, shown_path
 
 
+class StdoutClosed(Exception):
+    """The program reading roembed's printed lines exited mid-run (``roembed fit ... | head``)."""
+
+
+class RunningCommand(click.Command):
+    """A subcommand whose run turns a closed stdout into :class:`StdoutClosed`: click's own handling ends the
+    process with exit 1 and no word, and a fit's output set was lost in silence.  Its help, printed before any
+    run, still ends quietly as click ends it (``roembed fit --help | head``)."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise StdoutClosed from exc
+
+
+def _stdout_to_devnull() -> None:
+    """Points the closed stdout at the null device, so the interpreter's last flush at exit does not print
+    "Exception ignored ... BrokenPipeError"."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 class OneLineErrors(click.Group):
     """A group whose usage errors are one line (``Error: ... (see 'roembed fit --help')``), exit 2,
     like every other input error of roembed, instead of click's usage block."""
+
+    command_class = RunningCommand
+    group_class = type  # `reproduce`: this class again, its commands RunningCommand too
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -31,6 +61,11 @@ class OneLineErrors(click.Group):
         except WriteError as exc:  # a full disk or quota mid-run: the file and the reason, not a traceback
             click.echo(f"Error: {shown_path(exc.filename)}: cannot write ({exc.strerror})", err=True)
             sys.exit(2)
+        except StdoutClosed:  # as a shell reports a process ended by SIGPIPE: 128 + 13
+            _stdout_to_devnull()
+            click.echo("roembed: stopped: the program reading its output exited (a pipe closed early, as `| head` "
+                       "does); its output files are as they were", err=True)
+            sys.exit(141)
         except (click.Abort, KeyboardInterrupt) as exc:  # click turns Ctrl-C into Abort; the line of the imports'
             from .._entry import interrupted
             sys.exit(interrupted(exc))
