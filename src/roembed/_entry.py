@@ -37,12 +37,11 @@ def _matplotlib_folder() -> None:
         folder = os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "matplotlib")
     else:
         folder = os.path.expanduser("~/.matplotlib")
-    try:
-        os.makedirs(folder, exist_ok=True)
-        if os.access(folder, os.W_OK):
-            return
-    except OSError:
-        pass
+    existing = folder  # made by matplotlib when it is first imported, not here
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.path.isdir(existing) and os.access(existing, os.W_OK):
+        return
     from ._io import private_temp_folder
 
     private = private_temp_folder("roembed-matplotlib")
