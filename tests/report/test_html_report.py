@@ -121,6 +121,34 @@ def test_roembed_report_rewrites_the_page_from_the_folder(run_folder, tmp_path):
     assert "coordinate 2" in page and "item07" in page
 
 
+def test_a_run_folder_that_cannot_be_written_is_one_line_pointing_at_output(run_folder, tmp_path, monkeypatch):
+    """A colleague's run or a read-only mount: the line named the folder's error twice ("cannot write (...:
+    cannot write there: Read-only file system)"); now the reason once and the way out, --output."""
+    import errno
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    run = tmp_path / "run"
+    shutil.copytree(run_folder, run)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    real = tempfile.mkdtemp
+
+    def read_only(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir).resolve() == tmp_path.resolve():  # staging beside the run
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return real(*args, dir=dir, **kwargs)
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    result = CliRunner().invoke(main, ["report", str(run)])
+    assert result.exit_code == 2 and result.stderr.strip() == (
+        f"Error: {run / 'report.html'}: cannot write (Read-only file system); --output FILE writes the page "
+        "elsewhere"), result.stderr
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    result = CliRunner().invoke(main, ["report", str(run), "--output", str(tmp_path / "mine" / "page.html")])
+    assert result.exit_code == 0 and (tmp_path / "mine" / "page.html").exists(), result.stderr
+
+
 def test_a_report_added_to_a_run_keeps_the_set_promise(run_folder, tmp_path, monkeypatch):
     import shutil
 

@@ -124,8 +124,10 @@ def write_folder_report(folder: Path, output: Path | None = None, data=None, **o
         raise BadInput(f"{given} has {exc.p} coordinates; give two different numbers from 1 to {exc.p}") from None
     except ValueError as exc:  # bad --thumbnails
         raise BadInput(str(exc)) from None
-    except OSError as exc:
-        raise BadInput(f"{output}: cannot write ({exc.strerror or exc})") from None
+    except OSError as exc:  # a folder one may read, not write (a colleague's run, a read-only mount)
+        reason = exc.strerror or str(exc).rsplit(": ", 1)[-1]
+        elsewhere = "; --output FILE writes the page elsewhere" if output.parent.resolve() == folder.resolve() else ""
+        raise BadInput(f"{output}: cannot write ({reason}){elsewhere}") from None
 
 
 def add_to_run(folder: Path, name: str, write) -> Path:
