@@ -69,3 +69,6 @@ def run() -> None:
         main()
     except KeyboardInterrupt as exc:
         sys.exit(interrupted(exc))
+    finally:  # the run is over (its files written or discarded): a signal while the process winds down (joblib's
+        for signum in (signal.SIGINT, signal.SIGTERM):  # workers joined at exit) ends it quietly, no traceback
+            signal.signal(signum, signal.SIG_DFL)

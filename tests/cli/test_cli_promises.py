@@ -310,6 +310,23 @@ def test_a_closed_stdout_stops_the_run_with_one_line_and_keeps_the_old_set(clean
     check_output_set(out)
 
 
+def test_a_signal_after_the_run_while_the_process_winds_down_is_not_a_traceback(tmp_path):
+    """SIGTERM to a whole job (a scheduler's time limit) just after the run ended, while joblib's workers were
+    joined at exit: the handler raised there and Python printed "Exception ignored ... Terminated" with its
+    traceback.  Once the run is over, the signal has its default action."""
+    code = textwrap.dedent("""
+        import atexit, os, signal, sys
+        atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))  # as joblib's exit hook would be hit
+        sys.argv = ["roembed", "--version"]
+        from roembed._entry import run
+        run()
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": SRC}, timeout=120)
+    assert "roembed, version" in proc.stdout
+    assert proc.returncode == -signal.SIGTERM and proc.stderr == "", proc.stderr
+
+
 # -- output sets ---------------------------------------------------------------------------
 def test_rerun_with_another_method_leaves_no_stale_file(clean_votes, tmp_path):
     out = tmp_path / "out"
