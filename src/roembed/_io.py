@@ -101,7 +101,7 @@ _RETIRED = ".roembed-retired-"  # <out>.roembed-retired-<pid>-<random>: the prev
 
 def shown_path(path) -> str:
     """``path`` as a user knows it: a file in a run's staging folder as the file it becomes in ``out``."""
-    return re.sub(rf"(^|/)\.([^/]+){re.escape(_STAGING)}\d+-[^/]+", r"\1\2", str(path))
+    return re.sub(rf"(^|[/\\])\.([^/\\]+){re.escape(_STAGING)}\d+-[^/\\]+", r"\1\2", str(path))
 
 
 class OutputFolderError(OSError):

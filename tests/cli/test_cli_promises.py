@@ -444,6 +444,19 @@ def test_a_full_disk_mid_write_is_one_line_naming_the_file_and_keeps_the_old_set
     check_output_set(out)
 
 
+@pytest.mark.parametrize("path, shown", [
+    ("/w/.out.roembed-staging-123-abc_9/embedding.csv", "/w/out/embedding.csv"),
+    (".my.run.roembed-staging-7-x/summary.json", "my.run/summary.json"),  # a relative --out with a dot
+    ("C:\\w\\.out.roembed-staging-9-ab\\e.csv", "C:\\w\\out\\e.csv"),  # Windows' separators
+    ("/w/store/replicate-0000.npz", "/w/store/replicate-0000.npz"),  # not in a staging folder: as it is
+    ("/w/.out.roembed-staging-x/e.csv", "/w/.out.roembed-staging-x/e.csv"),  # no process id: not ours
+])
+def test_a_file_in_the_staging_folder_is_named_as_it_will_be_in_out(path, shown):
+    from roembed._io import shown_path
+
+    assert shown_path(path) == shown
+
+
 def test_a_full_disk_in_the_bootstrap_store_names_the_store_file(clean_votes, tmp_path, monkeypatch):
     store, out = tmp_path / "store", tmp_path / "out"
     no_space_left(monkeypatch, np, "savez")  # a replicate's file
