@@ -141,7 +141,7 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def _holds_working_folder(out: Path) -> bool:
+def holds_working_folder(out: Path) -> bool:
     """True when ``out`` is the working folder or one above it (False where the working folder is gone)."""
     try:
         return Path.cwd().is_relative_to(out.resolve())
@@ -175,7 +175,7 @@ class OutputSet:
         out = self.out
         if out.exists() and not out.is_dir():
             raise OutputFolderError(f"{out}: exists and is not a folder")
-        if _holds_working_folder(out):  # '.' (or '') in an empty folder was an OSError traceback
+        if holds_working_folder(out):  # '.' (or '') in an empty folder was an OSError traceback
             raise OutputFolderError(f"{out}: is the working folder{' or holds it' * (out.resolve() != Path.cwd())}, "
                                     "which a run cannot replace; name a new folder for its files")
         if out.is_dir() and self._replace is not None:

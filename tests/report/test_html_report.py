@@ -149,6 +149,24 @@ def test_a_run_folder_that_cannot_be_written_is_one_line_pointing_at_output(run_
     assert result.exit_code == 0 and (tmp_path / "mine" / "page.html").exists(), result.stderr
 
 
+def test_report_from_inside_the_run_folder_says_how_to_run_it(run_folder, tmp_path, monkeypatch):
+    """`cd music-out && roembed report .`: refused (the swap would pull the folder from under the shell) with
+    "cannot write (.../run: is the working folder, ...; name a new folder for its files)", a fix that does not
+    apply to a report; now the two that do."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_folder, run)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    monkeypatch.chdir(run)
+    result = CliRunner().invoke(main, ["report", "."])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "(cd .. && roembed report run)" in result.stderr and "--output FILE" in result.stderr
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+    result = CliRunner().invoke(main, ["report", ".", "--output", str(tmp_path / "page.html")])
+    assert result.exit_code == 0 and (tmp_path / "page.html").exists(), result.stderr
+
+
 def test_a_report_added_to_a_run_keeps_the_set_promise(run_folder, tmp_path, monkeypatch):
     import shutil
 

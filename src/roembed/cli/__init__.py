@@ -64,7 +64,7 @@ class OneLineErrors(click.Group):
         except StdoutClosed:  # as a shell reports a process ended by SIGPIPE: 128 + 13
             _stdout_to_devnull()
             click.echo("roembed: stopped: the program reading its output exited (a pipe closed early, as `| head` "
-                       "does); its output files are as they were", err=True)
+                       "does); send the output to a file to let the run finish", err=True)
             sys.exit(141)
         except (click.Abort, KeyboardInterrupt) as exc:  # click turns Ctrl-C into Abort; the line of the imports'
             from .._entry import interrupted

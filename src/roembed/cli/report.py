@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from .._io import run_folder_problem
+from .._io import holds_working_folder, run_folder_problem
 from . import main
 from ._options import BadInput
 
@@ -51,6 +51,10 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
     problem = run_folder_problem(folder)  # before the library loads: a misspelt folder is told at once
     if problem:
         raise BadInput(problem)
+    if (output is None or output.parent.resolve() == folder.resolve()) and holds_working_folder(folder):
+        raise BadInput(f"{folder}: is the working folder; the page joins its run by a swap of the whole folder, which "
+                       "would leave this shell in a removed folder: run it from the folder above (cd .. && roembed "
+                       f"report {folder.resolve().name}), or write the page elsewhere with --output FILE")
     from ._fit import check_label_options
     from ._report import collected_warnings, warning_lines
 
