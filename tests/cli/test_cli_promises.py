@@ -415,16 +415,12 @@ def test_sigkill_during_the_write_leaves_one_consistent_set(clean_votes, tmp_pat
     check_output_set(out)
 
 
-def no_space_left(monkeypatch, module, name, when=lambda *a, **k: True):
-    """Makes ``module.name`` fail as a full disk does (ENOSPC) wherever ``when`` holds for its arguments."""
+def no_space_left(monkeypatch, module, name):
+    """Makes ``module.name`` fail as a full disk does (ENOSPC)."""
     import errno
 
-    original = getattr(module, name)
-
     def full(*args, **kwargs):
-        if when(*args, **kwargs):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return original(*args, **kwargs)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(module, name, full)
 
 
