@@ -1,9 +1,12 @@
-"""The ``roembed`` console script: imports the command line inside a guard, so Ctrl-C while
-numpy, pandas and scikit-learn load prints one line (exit 130), not a traceback.
+"""The ``roembed`` console script: what the process sets up before the command line runs, and how it ends
+when stopped from outside.
 
-SIGTERM (``kill``, ``timeout``, a batch scheduler's time limit) unwinds the run as Ctrl-C does, so an
-interrupted ``fit`` leaves no staging folder behind and says so in one line (exit 143, 128 + 15); it
-killed the process outright before, leaving the staging folder until the next run into the same ``--out``."""
+- The command line is imported inside the guard, so Ctrl-C while numpy, pandas and scikit-learn load prints
+  one line (exit 130), not a traceback.
+- SIGTERM (``kill``, ``timeout``, a batch scheduler's time limit) unwinds the run as Ctrl-C does: the run's
+  staging folder removed, one line, exit 143 (128 + 15).  Once the run is over both signals act as by default.
+- stdout escapes characters its encoding lacks, and matplotlib gets a folder where the home cannot be written.
+"""
 import signal
 import sys
 
