@@ -310,6 +310,30 @@ def test_a_closed_stdout_stops_the_run_with_one_line_and_keeps_the_old_set(clean
     check_output_set(out)
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_reading_dash_from_a_terminal_says_so(tmp_path):
+    """`roembed fit -` typed at a terminal (no pipe) waited for input without a word.  Now one line on stderr
+    says it reads the terminal and how to end; rows typed there are fitted (the chunked reader reads once more
+    after the first end of input, and a terminal, unlike a pipe, answers that read only at a second Ctrl-D)."""
+    master, slave = os.openpty()
+    code = "import sys; from roembed._entry import run; sys.argv[0] = 'roembed'; run()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "fit", "-", "--out", str(tmp_path / "out"), "--dim", "1",
+                             "--quiet"], stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": SRC})
+    os.close(slave)
+    try:
+        os.write(master, b"anchor,closer,farther\n0,1,2\n1,2,0\n2,0,1\n0,2,3\n3,1,0\n\x04")
+        time.sleep(1)
+        os.write(master, b"\x04")
+        stderr = proc.communicate(timeout=120)[1]
+    finally:
+        proc.kill()
+        os.close(master)
+    assert proc.returncode == 0, stderr
+    assert stderr.splitlines()[0].startswith("reading '-' from the terminal: type or paste the rows, then Ctrl-D")
+    assert check_output_set(tmp_path / "out")["n_responses"] == 5
+
+
 def test_a_signal_after_the_run_while_the_process_winds_down_is_not_a_traceback(tmp_path):
     """SIGTERM to a whole job (a scheduler's time limit) just after the run ended, while joblib's workers were
     joined at exit: the handler raised there and Python printed "Exception ignored ... Terminated" with its

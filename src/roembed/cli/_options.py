@@ -4,6 +4,7 @@ and a missing input file is reported before they load."""
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import click
@@ -102,11 +103,22 @@ class DimensionType(click.ParamType):
 STDIN = Path("/dev/stdin")
 
 
+def _stdin_is_a_terminal() -> bool:
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
+
+
 def from_stdin(comparisons: tuple[Path, ...], names, labels, test_file):
     """The input paths with ``-`` read as standard input (``unzip -p a.zip votes.csv | roembed fit - -o out``),
     which can be read once: ``-`` may stand for one input only."""
-    if [*comparisons, names, labels, test_file].count(Path("-")) > 1:
+    inputs = [*comparisons, names, labels, test_file]
+    if inputs.count(Path("-")) > 1:
         raise BadInput("'-' (standard input) is given for two inputs; it can be read once")
+    if Path("-") in inputs and _stdin_is_a_terminal():  # else it waits for input without a word
+        click.echo("reading '-' from the terminal: type or paste the rows, then Ctrl-D twice (a file or a pipe is "
+                   "the usual input: unzip -p export.zip votes.csv | roembed fit - ...)", err=True)
 
     def stdin(path):
         return STDIN if path == Path("-") else path
