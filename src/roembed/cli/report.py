@@ -51,7 +51,7 @@ def report(folder, output, axes, thumbnails, labels, label_column, title, max_co
     problem = run_folder_problem(folder)  # before the library loads: a misspelt folder is told at once
     if problem:
         raise BadInput(problem)
-    if (output is None or output.parent.resolve() == folder.resolve()) and holds_working_folder(folder):
+    if joins_run(folder, output or folder / "report.html") and holds_working_folder(folder):
         raise BadInput(f"{folder}: is the working folder; the page joins its run by a swap of the whole folder, which "
                        "would leave this shell in a removed folder: run it from the folder above (cd .. && roembed "
                        f"report {folder.resolve().name}), or write the page elsewhere with --output FILE")
@@ -105,6 +105,12 @@ def relabelled(folder: Path, path: Path, column: str | None):
     return data, notes
 
 
+def joins_run(folder: Path, output: Path) -> bool:
+    """Whether the page goes into the run's own folder, where it joins the run's set by a swap of the whole folder
+    (:func:`add_to_run`)."""
+    return folder.is_dir() and output.parent.resolve() == folder.resolve()
+
+
 def write_folder_report(folder: Path, output: Path | None = None, data=None, **options) -> Path:
     """``roembed report`` as a function: bad folders and options become :class:`BadInput`.  ``data``: the
     folder's run already read (and relabelled, :func:`relabelled`), else it is read here."""
@@ -115,7 +121,7 @@ def write_folder_report(folder: Path, output: Path | None = None, data=None, **o
     output = output or folder / "report.html"
     source = folder if data is None else data
     try:
-        if folder.is_dir() and output.parent.resolve() == folder.resolve():
+        if joins_run(folder, output):
             return add_to_run(folder, output.name, lambda path: write_report(source, path, **options))
         return write_report(source, output, **options)
     except RunFolderError as exc:
@@ -130,7 +136,7 @@ def write_folder_report(folder: Path, output: Path | None = None, data=None, **o
         raise BadInput(str(exc)) from None
     except OSError as exc:  # a folder one may read, not write (a colleague's run, a read-only mount)
         reason = exc.strerror or str(exc).rsplit(": ", 1)[-1]
-        elsewhere = "; --output FILE writes the page elsewhere" if output.parent.resolve() == folder.resolve() else ""
+        elsewhere = "; --output FILE writes the page elsewhere" if joins_run(folder, output) else ""
         raise BadInput(f"{output}: cannot write ({reason}){elsewhere}") from None
 
 
