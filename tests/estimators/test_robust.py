@@ -196,8 +196,8 @@ def test_cv_says_what_the_data_cannot_support_once(planted, lams):
             Comparisons.from_triplets(triplets, n_objects=30))
     said = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
     # Only the missing object's line is counted: whether the restarts' "another shape" line (also a DataWarning)
-    # fires on these 543 triplets depends on the last digits of the arithmetic (it does on an AMD EPYC's OpenBLAS
-    # kernels, at 0.27% above the chosen objective, and did not on the machines that ran this test before).
+    # fires on these 543 triplets depends on the last digits of the arithmetic, machine and library versions (it
+    # does, at 0.27% above the chosen objective, on an AMD EPYC with numpy 2.4.6 and 1.26.4 and SciPy 1.17.1).
     assert [m for m in said if "appear in no comparison" in m] == [
         "1 of 30 objects appear in no comparison (e.g. 7): their coordinates are arbitrary"]
     assert len(said) == len(set(said))  # nothing said twice
