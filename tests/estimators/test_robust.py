@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 
-from roembed import ROE, Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
+from roembed import ROE, SOE, Comparisons, RobustOrdinalEmbedding, RobustOrdinalEmbeddingCV
 from roembed.estimators.robust_fit import RobustProblem
 from roembed.experiments.synthetic import make_synthetic
 from roembed.losses import get_loss
@@ -245,7 +245,7 @@ def test_cv_with_folds_and_losses(planted):
                                   random_state=0).fit(planted.train[:800])
     table = pd.DataFrame(cv.cv_results_)  # scikit-learn's layout, as GridSearchCV's
     assert len(table) == 2 and list(table["param_loss"]) == ["soe", "ste"]
-    np.testing.assert_allclose(table["mean_test_score"], table[["split0_test_score", "split1_test_score"]].mean(1))
+    np.testing.assert_allclose(table["mean_test_score"], table[["split0_test_score", "split1_test_score"]].mean(axis=1))
     assert sorted(table["rank_test_score"]) == [1, 2]
     assert table.loc[table["rank_test_score"] == 1, "params"].item() == cv.best_params_
     assert cv.best_params_["loss"] in ("soe", "ste")
@@ -299,11 +299,17 @@ def test_a_refinement_ridge_or_slope_that_holds_the_map_near_a_point_warns_namin
             assert 1 - fitted.score(data.test) < 0.07
 
 
-def test_all_zero_weights_are_named_as_such(planted):
-    """It said "weighting='vote' decides no comparison: every query's votes cancel out" (no vote was cast)."""
+@pytest.mark.parametrize("estimator", [RobustOrdinalEmbedding(2), RobustOrdinalEmbedding("auto"),
+                                       RobustOrdinalEmbeddingCV(2), SOE(2)], ids=repr)
+def test_all_zero_weights_are_named_as_such_and_nothing_else(planted, estimator):
+    """It said "weighting='vote' decides no comparison: every query's votes cancel out" (no vote was cast); then,
+    before the right line, three data warnings and a dozen of NumPy's division warnings from the annotator stage."""
     comparisons = planted.train[:100]
-    with pytest.raises(ValueError, match="^all comparison weights are zero$"):
-        RobustOrdinalEmbedding(2).fit(comparisons, sample_weight=np.zeros(len(comparisons)))
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(ValueError,
+                                                                      match="^all comparison weights are zero$"):
+        warnings.simplefilter("always")
+        estimator.fit(comparisons, sample_weight=np.zeros(len(comparisons)))
+    assert [str(w.message) for w in caught] == []
 
 
 @pytest.mark.parametrize("params, match", [

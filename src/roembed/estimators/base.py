@@ -211,6 +211,16 @@ def table_rows(table, n_objects: int, n_components: int, object_names, numbers=N
 OUTPUT_CONTAINERS = ("default", "pandas", "polars")
 
 
+def training_comparisons(X, y=None, sample_weight=None):
+    """:func:`~roembed.data.as_comparisons` for a fit, refused in one line where no response weighs anything
+    (``sample_weight`` all zero): such data have no objective, and the fit got as far as the annotator stage
+    before saying so, after a dozen of NumPy's division warnings."""
+    comparisons = as_comparisons(X, y, sample_weight)
+    if len(comparisons) and not comparisons.weight.sum() > 0:
+        raise ValueError("all comparison weights are zero")
+    return comparisons
+
+
 class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
     """Base class: ``fit`` -> ``embedding_``; ``predict``/``score`` on comparisons.
 
@@ -227,7 +237,7 @@ class OrdinalEmbedding(TransformerMixin, BaseEstimator, auto_wrap_output_keys=No
         inside ``joblib.parallel_config(n_jobs=2)`` its folds run on two processes (the same result).
         Per-response metadata (annotator ids, known-answer marks) travels with the comparisons.
         """
-        comparisons = as_comparisons(X, y, sample_weight)
+        comparisons = training_comparisons(X, y, sample_weight)
         if isinstance(self.n_components, str) and self.n_components == "auto":
             return self._fit_auto_dimension(comparisons)
         self._check_params()

@@ -51,7 +51,7 @@ from ..projections import orient_embedding
 from ..solvers import STOPPABLE
 from ..solvers.progress import phase
 from ..solvers.torch_lbfgs import dtype_name  # (torch itself is imported by solver='torch' alone)
-from .base import check_init, check_n_jobs, check_param, given_start, is_table, table_rows
+from .base import check_init, check_n_jobs, check_param, given_start, is_table, table_rows, training_comparisons
 from .embedding import LossEmbedding
 from .outliers import OutlierReportMixin
 from .robust_fit import (AUTO_RESTARTS, MIN_DECIDED_SHARE, RIVAL_ERROR, RIVAL_GAP, SAME_OBJECTIVE, STAGES, WEIGHTINGS,
@@ -358,7 +358,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         """Fits to comparisons ``X``; ``gold`` (one value per response: 1 right, 0 wrong, NaN not a
         known-answer question) anchors the annotator types (see :mod:`roembed.annotator_model`).
         Without ``gold``, the comparisons' own marks (``Comparisons.gold``, a file's ``gold`` column) are used."""
-        comparisons = as_comparisons(X, y, sample_weight)
+        comparisons = training_comparisons(X, y, sample_weight)
         return super().fit(comparisons if gold is None else comparisons.with_gold(gold))
 
     def _fit_graph(self, graph: ComparisonGraph) -> None:
@@ -966,7 +966,7 @@ class RobustOrdinalEmbeddingCV(RobustOrdinalEmbedding):
     def fit(self, X, y=None, sample_weight=None):
         """Searches the candidates (see the class docstring) and refits the best on ``X``; ``n_components="auto"``
         first chooses the dimension with :class:`RobustOrdinalEmbedding` as :meth:`OrdinalEmbedding.fit` does."""
-        comparisons = as_comparisons(X, y, sample_weight)
+        comparisons = training_comparisons(X, y, sample_weight)
         if isinstance(self.n_components, str) and self.n_components == "auto":
             return self._fit_auto_dimension(comparisons)
         candidates = self._candidates()  # checked before any fit
