@@ -2,6 +2,7 @@
 import io
 import os
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -166,6 +167,7 @@ BAD_FILES = [
     ("0,1,2,3\n1,2,3,0\n0,1,2\n", {}, "line 3: has 3 fields but other rows have 4: triplets (3) and quadruplets (4) "
      "cannot be mixed in one file"),
     ("anchor,closer,farther\n0,1,2\n0,1,2,3\n", {}, "line 3: has 4 fields but line 1 has 3"),
+    ("anchor,closer,farther\n0,1,2,3\n0,1,2\n", {}, "line 2: has 4 fields but line 1 has 3"),  # the first row
     ("anchor,closer,farther\nant,bee,cat\nant,bee,yak\n", {"names": NAMES}, "line 3: unknown object name"),
     # a repeated role: pandas read the second as "anchor.1", an extra column, and the first was fitted silently
     ("anchor,closer,farther,anchor\n0,1,2,3\n", {}, "line 1: the header names column 'anchor' twice; which one "
@@ -179,10 +181,14 @@ BAD_FILES = [
 @pytest.mark.parametrize("text, kwargs, message", BAD_FILES)
 def test_bad_input_names_the_file_line_and_problem(tmp_path, text, kwargs, message):
     path = _write(tmp_path, text)
-    with pytest.raises(InvalidComparisonsError) as info:
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(InvalidComparisonsError) as info:
+        warnings.simplefilter("always")
         read_comparisons(path, **kwargs)
     assert message in str(info.value)
     assert str(path) in str(info.value)
+    # the one line alone: a first row too wide had pandas' ParserWarning ("Length of header or names does not
+    # match length of data ...") printed above it
+    assert [str(w.message) for w in caught] == []
 
 
 def test_a_row_split_unlike_the_others_is_not_called_a_triplet_quadruplet_mix(tmp_path):

@@ -542,8 +542,10 @@ def _zero_padded_columns(block: str, sep: str, names: list) -> list:
     zero (``007``): ids written so are text, read as names and kept as written (as numbers, ``007`` would be
     object 7 and be written back as ``7``; an annotator ``007`` would be ``7``)."""
     try:
-        frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, nrows=1000,
-                            dtype=str, **_CSV)
+        with warnings.catch_warnings():  # a first row too wide: the block's own parse names it, in one line
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(block), sep=sep, header=None, names=names, index_col=False, nrows=1000,
+                                dtype=str, **_CSV)
     except (pd.errors.ParserError, ValueError):
         return []  # the block's own parse names the problem
     text = {c: frame[c].dropna().str.strip() for c in frame.columns}
