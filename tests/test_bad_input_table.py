@@ -9,6 +9,7 @@ listing exactly the files present).  The same files through the Python API raise
 """
 import io
 import json
+import warnings
 import zipfile
 
 import pytest
@@ -90,6 +91,9 @@ CASES = [
     ("named objects, header again", {"v.csv": "anchor,closer,farther\nant,bee,cat\nanchor,closer,farther\n"}, [],
      ("error", ["v.csv line 3", "the header line again"])),
     ("mixed widths", {"v.csv": "0,1,2\n0,1,2,3\n"}, [], ("error", ["v.csv line 2", "cannot be mixed"])),
+    # pandas' ParserWarning came above the line in Python (the CLI kept it off stderr)
+    ("first row wider than the header", {"v.csv": "anchor,closer,farther\n0,1,2,3\n1,2,3\n"}, [],
+     ("error", ["v.csv line 2", "has 4 fields but line 1 has 3"])),
     ("five unnamed columns", {"v.csv": "0,1,2,3,4\n"}, [], ("error", ["v.csv line 1", "3 (triplet) or 4"])),
     ("empty file", {"v.csv": ""}, [], ("error", ["v.csv", "empty"])),
     ("header only", {"v.csv": "anchor,closer,farther\n"}, [], ("error", ["v.csv", "empty"])),
@@ -246,10 +250,12 @@ def test_python_api(tmp_path, case, files, options, expected):
     source = paths if len(paths) > 1 else paths[0]
     kind, fragments = expected
     if kind == "error":
-        with pytest.raises(InvalidComparisonsError) as info:
+        with warnings.catch_warnings(record=True) as caught, pytest.raises(InvalidComparisonsError) as info:
+            warnings.simplefilter("always")
             SOE(random_state=0).fit(read_comparisons(source))
         message = str(info.value)
         assert "\n" not in message
+        assert [str(w.message) for w in caught] == []  # the error alone, as the CLI's one line
         for fragment in fragments:
             assert fragment.replace("--encoding latin-1", "encoding='latin-1'") in message, message
     else:
