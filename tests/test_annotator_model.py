@@ -383,6 +383,23 @@ def test_the_annotator_stage_runs_only_when_annotators_differ(spam, fitted):
     np.testing.assert_array_equal(est.embedding_, ignoring.embedding_)
 
 
+@pytest.mark.parametrize("scale", ["sum to 1", 1e-3, 7.0])
+def test_a_scale_common_to_all_weights_changes_nothing(spam, fitted, scale):
+    """Weights that sum to 1 were a crowd of a 1,500th of an answer each to the annotator stage: its types drifted to
+    the prior, annotators that follow came out suspect and the fit warned that the followers give only a minority
+    of the answers (the rest of the fit divides the weights by their total)."""
+    m = len(spam.train)
+    weight = np.full(m, 1.0 / m) if scale == "sum to 1" else np.full(m, scale)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaled = RobustOrdinalEmbedding(2, random_state=0).fit(spam.train, sample_weight=weight)
+    assert [str(w.message) for w in caught] == []
+    np.testing.assert_allclose(scaled.embedding_, fitted.embedding_, atol=1e-6)
+    np.testing.assert_allclose(scaled.annotator_types_.to_numpy(), fitted.annotator_types_.to_numpy(), atol=1e-6)
+    assert scaled.annotators_["suspect"].tolist() == fitted.annotators_["suspect"].tolist()
+    assert sorted(scaled.annotators_.loc[scaled.annotators_["suspect"], "annotator"]) == sorted(spam.spammers)
+
+
 def test_the_fitted_graph_keeps_no_edge_objects_after_the_annotator_stage(fitted):
     """The M-step reads the edges' objects (16 bytes an edge); they live in the EM, not on the estimator's graph."""
     assert fitted.chosen_params_["annotators"] == "types"
