@@ -400,6 +400,18 @@ def test_a_scale_common_to_all_weights_changes_nothing(spam, fitted, scale):
     assert sorted(scaled.annotators_.loc[scaled.annotators_["suspect"], "annotator"]) == sorted(spam.spammers)
 
 
+def test_the_stage_reads_weights_relative_to_their_mean_over_the_responses_that_weigh_anything():
+    from roembed.estimators.robust import unit_weighted
+
+    quads = np.array([[0, 1, 0, 2], [1, 2, 1, 3], [2, 3, 2, 0], [3, 0, 3, 1]])
+    graph = Comparisons(quads, weight=[0.0, 1.0, 1.0, 1.0], annotator=[0, 0, 1, 1]).aggregate()
+    assert unit_weighted(graph) is graph  # a weight of 0 leaves a response out; the others still count one each
+    scaled = unit_weighted(Comparisons(quads, weight=[0.0, 2.0, 6.0, 4.0], annotator=[0, 0, 1, 1]).aggregate())
+    np.testing.assert_allclose(scaled.comparisons.weight, [0.0, 0.5, 1.5, 1.0])  # their mean is 1, ratios kept
+    drawn = Comparisons(quads, weight=[3.0, 1.0, 2.0, 1.0], copies=[3, 1, 2, 1], annotator=[0, 0, 1, 1]).aggregate()
+    assert unit_weighted(drawn) is drawn  # a bootstrap's query drawn three times is three answers
+
+
 def test_the_fitted_graph_keeps_no_edge_objects_after_the_annotator_stage(fitted):
     """The M-step reads the edges' objects (16 bytes an edge); they live in the EM, not on the estimator's graph."""
     assert fitted.chosen_params_["annotators"] == "types"

@@ -780,7 +780,8 @@ def warn_minority_follows(share: float) -> None:
 
 def unit_weighted(graph: ComparisonGraph) -> ComparisonGraph:
     """``graph`` with its response weights divided by their mean per draw (their sum over the sum of
-    ``copies``), or ``graph`` itself where that mean is 1 (every weight 1; a bootstrap's resample).
+    ``copies`` of the responses that weigh anything: a weight of 0 leaves a response out, it does not make the others
+    count more), or ``graph`` itself where that mean is 1 (every weight 1 or 0; a bootstrap's resample).
 
     The annotator stage counts weights as answers (an annotator's evidence for a type is the sum of their
     responses' weighted log-likelihoods, against a prior of a few answers), while the rest of the fit divides them by
@@ -789,10 +790,12 @@ def unit_weighted(graph: ComparisonGraph) -> ComparisonGraph:
     out suspect (25 with the same weights times 1, 0.1 or 10) and the fit warned that the followers give only 45% of
     the answers.  Divided so, a scale common to all weights changes nothing anywhere, and their ratios stay."""
     responses = graph.comparisons
-    unit = float(np.sum(responses.weight) / np.sum(responses.copies))
-    if unit == 1.0 or not np.isfinite(unit) or unit <= 0.0:
+    weight = np.asarray(responses.weight)
+    draws = float(np.sum(responses.copies[weight > 0]))
+    unit = float(np.sum(weight)) / draws if draws > 0 else 1.0
+    if unit == 1.0 or not np.isfinite(unit):
         return graph
-    return responses.with_weight(responses.weight / unit).aggregate()
+    return responses.with_weight(weight / unit).aggregate()
 
 
 def follow_weighted(graph: ComparisonGraph, posterior) -> ComparisonGraph:
