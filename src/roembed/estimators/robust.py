@@ -785,10 +785,10 @@ def unit_weighted(graph: ComparisonGraph) -> ComparisonGraph:
 
     The annotator stage counts weights as answers (an annotator's evidence for a type is the sum of their
     responses' weighted log-likelihoods, against a prior of a few answers), while the rest of the fit divides them by
-    their total.  Read as they are, weights that sum to 1 (``sample_weight = w / w.sum()``) were a crowd of a
-    millionth of an answer each: on the synthetic protocol with 25% spammers every one of the 100 annotators came
-    out suspect (25 with the same weights times 1, 0.1 or 10) and the fit warned that the followers give only 45% of
-    the answers.  Divided so, a scale common to all weights changes nothing anywhere, and their ratios stay."""
+    their total.  Read as they are, weights that sum to 1 (``sample_weight = w / w.sum()``) made each of the
+    synthetic protocol's 325,507 answers count as 3e-6 of one: with 25% spammers every one of the 100 annotators
+    came out suspect (25 with the same weights times 1, 0.1 or 10) and the fit warned that the followers give only
+    45% of the answers.  Divided so, a scale common to all weights changes nothing anywhere, and their ratios stay."""
     responses = graph.comparisons
     weight = np.asarray(responses.weight)
     draws = float(np.sum(responses.copies[weight > 0]))
