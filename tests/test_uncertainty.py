@@ -238,6 +238,23 @@ def test_bootstrap_bad_parameters(kwargs, match):
         bootstrap(RobustOrdinalEmbedding(2), data.train, **{"n_replicates": 3, **kwargs})
 
 
+@pytest.mark.parametrize("call, order", [
+    (lambda est, c: bootstrap(c, est, 3), r"call bootstrap\(estimator, comparisons, n_replicates\)"),
+    (lambda est, c: __import__("roembed").select_dimension(c), r"select_dimension\(comparisons=\.\.\.\)"),
+    (lambda est, c: __import__("roembed").select_dimension(c, est), r"call select_dimension\(estimator, comparisons\)"),
+    # was "the estimator is not fitted: pass the comparisons to fit it on": the comparisons taken for the estimator
+    (lambda est, c: __import__("roembed").local_uncertainty(c), r"call local_uncertainty\(fitted_estimator\)"),
+    (lambda est, c: __import__("roembed").local_uncertainty(c, est), r"local_uncertainty\(estimator, comparisons\)")])
+def test_comparisons_given_first_get_the_argument_order(call, order):
+    data = small_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the one error, nothing before it
+        for comparisons in (data.train, data.train.quadruplets[:, :3]):  # Comparisons or a plain array
+            with pytest.raises(TypeError, match=rf"^the first argument is the estimator .*got "
+                                                rf"{type(comparisons).__name__}: .*{order}"):
+                call(RobustOrdinalEmbedding(2), comparisons)
+
+
 def test_a_full_fit_of_other_comparisons_is_refused():
     from roembed import SOE
 

@@ -62,7 +62,7 @@ from ._warn import warn_counted
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
 from .data.validation import InvalidComparisonsError
-from .estimators.base import check_n_jobs, check_param
+from .estimators.base import check_estimator_argument, check_n_jobs, check_param
 from .estimators.robust import tuned_params
 from .metrics import one_standard_error, satisfied
 from .model_selection import GroupedKFold
@@ -141,6 +141,9 @@ def select_dimension(estimator=None, comparisons=None, dimensions=None, *, cv: i
     n_jobs : int
         joblib workers over the folds of one dimension (any active joblib backend).
     """
+    if estimator is not None:
+        check_estimator_argument(estimator, "select_dimension(estimator, comparisons), or "
+                                            "select_dimension(comparisons=...) for the default estimator")
     if comparisons is None:
         raise ValueError("select_dimension needs comparisons")
     comparisons = as_comparisons(comparisons)

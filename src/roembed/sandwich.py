@@ -19,7 +19,7 @@ from sklearn.base import clone
 from ._warn import warn
 from .data import as_comparisons
 from .data.diagnostics import DataWarning
-from .estimators.base import check_param
+from .estimators.base import check_estimator_argument, check_param
 from .losses import Sigmoid, robust_curvature, robust_penalty
 from .uncertainty import UncertaintyRegions
 
@@ -332,6 +332,8 @@ def local_uncertainty(estimator, comparisons=None, *, confidence: float = 0.9,
     dimensions, or a flat loss: a hinge with every comparison satisfied beyond the margin) get NaN
     covariances and no region, with a :class:`~roembed.data.diagnostics.DataWarning`.
     """
+    check_estimator_argument(estimator, "local_uncertainty(fitted_estimator), or "
+                                        "local_uncertainty(estimator, comparisons)")
     check_param("confidence", confidence)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")

@@ -100,7 +100,7 @@ from ._threads import limit_threads
 from ._warn import warn, warn_counted
 from .data import Comparisons, annotator_index, as_comparisons
 from .data.diagnostics import DataWarning
-from .estimators.base import check_n_jobs, check_param, check_verbose, is_table
+from .estimators.base import check_estimator_argument, check_n_jobs, check_param, check_verbose, is_table
 from .estimators.robust import tuned_params
 from .metrics import Interval, knn_agreement_per_object, procrustes, satisfied
 from .model_selection import response_groups, trial_ids
@@ -705,6 +705,7 @@ def bootstrap(estimator, comparisons, n_replicates: int = 100, *, unit: str = "q
         variability (loss or refinement switching between replicates); measured with it, nominal 90%
         regions covered 0.99 of the true positions at p = 10 (see docs/uncertainty.md).
     """
+    check_estimator_argument(estimator, "bootstrap(estimator, comparisons, n_replicates)")
     comparisons = as_comparisons(comparisons)
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")

@@ -49,6 +49,15 @@ def check_n_jobs(name: str, value) -> None:
             raise ValueError(f"{name} must be 1 or more processes, -1 for all cores, or None, got 0")
 
 
+def check_estimator_argument(value, call: str) -> None:
+    """Raises ``TypeError`` where ``value``, a function's first argument, is no estimator (no ``fit`` and
+    ``get_params``), showing ``call``, the argument order: comparisons given first are the commonest slip, and
+    without this check they met a later test that blamed the wrong argument ("the estimator is not fitted")."""
+    if not (hasattr(value, "fit") and hasattr(value, "get_params")):
+        raise TypeError(f"the first argument is the estimator (e.g. roembed.RobustOrdinalEmbedding()), got "
+                        f"{type(value).__name__}: call {call}")
+
+
 def check_verbose(value) -> None:
     """``verbose``: True or False, or an integer >= 0 (a period, in iterations or replicates)."""
     if not isinstance(value, (bool, np.bool_)):
