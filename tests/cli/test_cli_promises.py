@@ -666,9 +666,11 @@ def test_progress_names_the_solve_whose_objective_it_shows(monkeypatch, capsys):
                 now[0] += 0.125
                 observer(it, 0.3)
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == ["fit robust (restarts): 8 iterations, 8 it/s, objective 0.2",
-                     "fit robust (final fit): 48 iterations, 8 it/s, objective 0.3",
-                     "fit robust (final fit): 88 iterations, 8 it/s, objective 0.3",
+    # the count is the whole fit's, the objective the solve's: "fit robust (final fit): 88 iterations" read as
+    # the final fit's count
+    assert lines == ["fit robust: 8 iterations, 8 it/s; restarts: objective 0.2",
+                     "fit robust: 48 iterations, 8 it/s; final fit: objective 0.3",
+                     "fit robust: 88 iterations, 8 it/s; final fit: objective 0.3",
                      "fit robust: done, 88 iterations in 11.0 s"]
 
 

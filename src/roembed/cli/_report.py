@@ -250,9 +250,10 @@ def _labelled(description: str, phase: str) -> str:
 
 
 class _PlainProgress:
-    """``fit robust (final fit): 240 iterations, 61 it/s, objective 0.01234`` every few seconds, for
-    non-terminals (iterations and rate counted over the whole fit, the objective that of the solve named in
-    brackets, :func:`~roembed.solvers.progress.phase`); once a line was written, a last one when the fit ends
+    """``fit robust: 240 iterations, 61 it/s; final fit: objective 0.01234`` every few seconds, for
+    non-terminals (iterations and rate counted over the whole fit, the objective that of the solve named before
+    it, :func:`~roembed.solvers.progress.phase`: written as ``fit robust (final fit): 240 iterations`` the count
+    read as the final fit's, 365 where that fit had run 61); once a line was written, a last one when the fit ends
     (``fit robust: done, 1204 iterations in 9.8 s``), so a log never ends on a count taken mid-fit.  The rate
     counts from the first iteration (the data checks and the aggregation before it are not iterations)."""
 
@@ -275,8 +276,9 @@ class _PlainProgress:
             self.first = now
         if now >= self.next and self.count >= 2:
             rate = (self.count - 1) / max(now - self.first, 1e-9)
-            click.echo(f"{_labelled(self.description, self.phase())}: {self.count} iterations, {rate:.3g} it/s, "
-                       f"objective {value:.5g}", err=True)
+            solve = self.phase()
+            click.echo(f"{self.description}: {self.count} iterations, {rate:.3g} it/s"
+                       f"{f'; {solve}: ' if solve else ', '}objective {value:.5g}", err=True)
             self.next, self.printed = now + self.every, True
 
     def close(self) -> None:
