@@ -1,10 +1,13 @@
 """Bad in-memory input: each case raises InvalidComparisonsError naming the row and the problem."""
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from roembed.data import Comparisons, InvalidComparisonsError, SkipReport, annotator_index, as_comparisons
+from roembed import read_comparisons
+from roembed.data import (Comparisons, InvalidComparisonsError, SkippedRowsWarning, SkipReport, annotator_index,
+                          as_comparisons)
 from roembed.data.validation import RowLocator
 
 GOOD = [[0, 1, 2], [1, 2, 0]]
@@ -131,6 +134,27 @@ def test_row_locator_names_file_lines_and_expanded_rows():
     report = SkipReport()
     report.add(np.array([0]), "bad", RowLocator())
     assert str(report) == "skipped 1 invalid row(s), e.g. row 0: bad"
+
+
+def test_skip_report_gives_the_share_of_the_rows_read(tmp_path):
+    report = SkipReport(n_rows=800)
+    report.add(np.array([0, 1]), "bad", RowLocator("f.csv", np.array([2, 3])), max_examples=1)
+    assert str(report) == "skipped 2 invalid row(s) of f.csv (0.2% of 800 rows read), e.g. line 2: bad"
+    report.n_rows = 3  # over half: the options that read the rows are the likelier fault than the rows
+    assert str(report) == ("skipped 2 invalid row(s) of f.csv (66.7% of 3 rows read: over half; are the names, the "
+                           "index base and the columns right?), e.g. line 2: bad")
+    # read through a file: a names file too short drops most rows (was "skipped 4 invalid row(s)" alone)
+    path, names = tmp_path / "votes.csv", tmp_path / "names.txt"
+    path.write_text("anchor,closer,farther\n0,1,2\n1,2,3\n2,3,4\n3,4,5\n4,5,6\n0,2,1\n")
+    names.write_text("a\nb\nc\n")
+    with pytest.warns(SkippedRowsWarning, match=r"^skipped 4 invalid row\(s\) of \S*votes.csv \(66.7% of 6 rows "
+                                                r"read: over half; are the names.*line 3: object index out of range"):
+        c = read_comparisons(path, names=str(names), on_invalid="skip")
+    assert len(c) == 2
+    names.write_text("\n".join("abcdefg") + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(read_comparisons(path, names=str(names), on_invalid="skip")) == 6
 
 
 def test_drop_unused_objects_renumbers_in_order_and_keeps_names():

@@ -962,6 +962,7 @@ class ComparisonsBuilder:
             raise InvalidComparisonsError(f"{self.source}: no comparisons: the input is empty")
         if not any(len(c) for c in self.codes):
             raise InvalidComparisonsError(f"{self.source}: no valid comparisons ({self.report})")
+        self.report.n_rows = self.n_rows
         self._from_one_error()
         self.report.warn()
         lay, (names, renumber) = self.layout, self.ids.finish()
