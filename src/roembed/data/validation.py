@@ -120,11 +120,10 @@ class SkipReport:
         sources = {m.group(1) if m else None for m in where}
         source = sources.pop() if len(sources) == 1 else None
         share = ""
-        if self.n_rows:
-            share = f" ({self.n_skipped / self.n_rows:.1%} of {self.n_rows} rows read)"
-            if 2 * self.n_skipped > self.n_rows:
-                share = (f" ({self.n_skipped / self.n_rows:.1%} of {self.n_rows} rows read: over half; are the "
-                         f"names, the index base and the columns right?)")
+        if self.n_rows:  # over half: the options that read the rows are the likelier fault than the rows
+            share = (f" ({self.n_skipped / self.n_rows:.1%} of {self.n_rows} rows read"
+                     + (": over half; are the names, the index base and the columns right?)"
+                        if 2 * self.n_skipped > self.n_rows else ")"))
         if source is None:
             return f"skipped {self.n_skipped} invalid row(s){share}, e.g. {'; '.join(self.examples)}"
         lines = [m.group(2) for m in where]
