@@ -618,13 +618,13 @@ def test_progress_writes_plain_lines_when_not_a_terminal(monkeypatch, capsys):
     with report.progress(True, "fit soe", every=5.0):
         observers = _OBSERVERS.get()
         assert len(observers) == 1
-        for it in range(1, 301):  # 300 iterations over 12 s: a line after 1 s, then every 5 s
+        for it in range(1, 301):  # 300 iterations over 12 s: a line after 1 s of iterations, then every 5 s
             now[0] += 0.04
             observers[0](it, 1.0 / it)
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert len(lines) == 4 and all(line.startswith("fit soe: ") for line in lines)
-    assert lines[0] == "fit soe: 25 iterations, 25 it/s, objective 0.04"
+    assert lines[0] == "fit soe: 26 iterations, 25 it/s, objective 0.038462"
     assert lines[-1] == "fit soe: done, 300 iterations in 12.0 s"  # the log ends on the total
     assert "\r" not in err  # plain lines, no carriage-return redraws
 
@@ -668,9 +668,8 @@ def test_progress_names_the_solve_whose_objective_it_shows(monkeypatch, capsys):
     lines = capsys.readouterr().err.strip().splitlines()
     # the count is the whole fit's, the objective the solve's: "fit robust (final fit): 88 iterations" read as
     # the final fit's count
-    assert lines == ["fit robust: 8 iterations, 8 it/s; restarts: objective 0.2",
-                     "fit robust: 48 iterations, 8 it/s; final fit: objective 0.3",
-                     "fit robust: 88 iterations, 8 it/s; final fit: objective 0.3",
+    assert lines == ["fit robust: 9 iterations, 8 it/s; restarts: objective 0.2",
+                     "fit robust: 49 iterations, 8 it/s; final fit: objective 0.3",
                      "fit robust: done, 88 iterations in 11.0 s"]
 
 
@@ -712,11 +711,13 @@ def test_progress_rate_counts_from_the_first_iteration_and_short_fits_stay_quiet
         observer = _OBSERVERS.get()[0]
         now[0] += 2.0  # 2 s of setup
         observer(1, 0.5)
-        for it in range(2, 12):  # then 10 iterations, one every 0.1 s
-            now[0] += 0.1
+        for it in range(2, 14):  # then 12 iterations, one every 1/8 s (exact in binary)
+            now[0] += 0.125
             observer(it, 0.5 / it)
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines == ["fit robust: 2 iterations, 10 it/s, objective 0.25", "fit robust: done, 11 iterations in 3.0 s"]
+    # the first line waits for a second of iterations (its rate was read over the first two before)
+    assert lines == ["fit robust: 9 iterations, 8 it/s, objective 0.055556",
+                     "fit robust: done, 13 iterations in 3.5 s"]
     with report.progress(True, "fit quick", every=5.0):
         observer = _OBSERVERS.get()[0]
         for it in range(1, 20):
