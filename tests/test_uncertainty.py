@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import special_ortho_group
 
-from roembed import RobustOrdinalEmbedding
+from roembed import RobustOrdinalEmbedding, local_uncertainty, select_dimension
 from roembed.data import Comparisons
 from roembed.experiments import make_synthetic
 from roembed.uncertainty import bootstrap, resample, resampling_units
@@ -240,11 +240,11 @@ def test_bootstrap_bad_parameters(kwargs, match):
 
 @pytest.mark.parametrize("call, order", [
     (lambda est, c: bootstrap(c, est, 3), r"call bootstrap\(estimator, comparisons, n_replicates\)"),
-    (lambda est, c: __import__("roembed").select_dimension(c), r"select_dimension\(comparisons=\.\.\.\)"),
-    (lambda est, c: __import__("roembed").select_dimension(c, est), r"call select_dimension\(estimator, comparisons\)"),
+    (lambda est, c: select_dimension(c), r"select_dimension\(comparisons=\.\.\.\)"),
+    (lambda est, c: select_dimension(c, est), r"call select_dimension\(estimator, comparisons\)"),
     # was "the estimator is not fitted: pass the comparisons to fit it on": the comparisons taken for the estimator
-    (lambda est, c: __import__("roembed").local_uncertainty(c), r"call local_uncertainty\(fitted_estimator\)"),
-    (lambda est, c: __import__("roembed").local_uncertainty(c, est), r"local_uncertainty\(estimator, comparisons\)")])
+    (lambda est, c: local_uncertainty(c), r"call local_uncertainty\(fitted_estimator\)"),
+    (lambda est, c: local_uncertainty(c, est), r"local_uncertainty\(estimator, comparisons\)")])
 def test_comparisons_given_first_get_the_argument_order(call, order):
     data = small_problem()
     with warnings.catch_warnings():
