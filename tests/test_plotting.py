@@ -120,6 +120,7 @@ def test_a_numeric_label_shades_the_points_on_a_scale():
 def test_outlier_plot_draws_the_most_suspicious_comparisons_one_per_panel():
     fit = FakeFit()
     fig = plot_outliers(fit, n_shown=4)
+    assert "edges" not in fit.graph_.__dict__  # the panels' edges only: every edge's quadruplet stayed cached (32 B)
     ax_hist, *panels = fig.axes
     assert len(panels) == 4
     assert sum(p.get_height() for p in ax_hist.patches) == fit.outlier_mask_.sum()
@@ -130,7 +131,7 @@ def test_outlier_plot_draws_the_most_suspicious_comparisons_one_per_panel():
         near, far = ax.lines  # the pair called closer (solid), the pair called farther (dashed)
         assert np.allclose(near.get_xydata(), xy[[i, j]]) and np.allclose(far.get_xydata(), xy[[l, k]])
         assert far.get_linestyle() == "--"
-        assert f"votes {fit.graph_.votes[e]:g} for" in ax.get_title()
+        assert f"votes {fit.graph_.votes[e]:g} for, {fit.graph_.opposing_votes[e]:g} against" in ax.get_title()
         assert {t.get_text() for t in ax.texts} == {f"o{o}" for o in {i, j, l, k}}  # its objects named
         x0, x1 = ax.get_xlim()
         assert all(x0 < xy[o, 0] < x1 for o in (i, j, l, k))  # zoomed onto the comparison

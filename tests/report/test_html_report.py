@@ -58,6 +58,21 @@ def test_comparison_table_is_the_graph_with_gamma(fitted):
         assert table["annotators"][e] == ";".join(map(str, graph.edge_annotators(e)))
 
 
+def test_comparisons_csv_written_in_blocks_is_the_table(fitted, tmp_path):
+    from roembed.cli._report import write_comparisons
+
+    est, _ = fitted
+    whole = roembed.report.comparison_table(est)
+    assert (whole["annotators"] != "").all() and whole["flagged"].any()  # every column has something to split
+    n = len(whole)
+    for blocks, min_rows in ((8, 1 << 20), (3, 1), (n, 1), (4, 7)):  # one block; three; one row each; 7 at least
+        path = write_comparisons(est, tmp_path / f"c{blocks}_{min_rows}.csv", blocks=blocks, min_rows=min_rows)
+        assert path.read_text() == whole.to_csv(index=False)  # one header, every edge once, in order
+    some = np.array([n - 1, 0, 5])
+    part = roembed.report.comparison_table(est, some)
+    assert part.to_csv(index=False) == whole.iloc[some].to_csv(index=False)
+
+
 def test_folder_and_estimator_give_the_same_tables(fitted, run_folder):
     est, _ = fitted
     from_fit = from_estimator(est, labels=[f"k{o % 3}" for o in range(N)])

@@ -107,19 +107,21 @@ def embedding_frame(estimator, object_ids=None, groups=None, labels=None) -> pd.
     return frame
 
 
-def comparison_table(estimator) -> pd.DataFrame:
-    """Every comparison (edge) of a fitted estimator's graph with its votes, gamma and flag.
+def comparison_table(estimator, edges=None) -> pd.DataFrame:
+    """Every comparison (edge) of a fitted estimator's graph, or those ``edges``, with its votes, gamma and flag.
 
     This is ``comparisons.csv`` of an output folder: :meth:`ComparisonGraph.edge_table`
     plus ``gamma`` (0 for estimators without outlier shifts) and ``flagged``.  As in
     ``outliers.csv``, ``i, j, l, k`` are fitted objects: rows of ``embedding.csv``
     (whose ``object`` column gives the input's id when only used ids were fitted).
     """
-    table = estimator.graph_.edge_table()
+    graph = estimator.graph_
+    edges = np.arange(len(graph)) if edges is None else np.asarray(edges, dtype=np.int64)
+    table = graph.edge_table(edges)
     gamma = getattr(estimator, "gamma_", None)
-    table["gamma"] = np.zeros(len(table)) if gamma is None else np.asarray(gamma, dtype=np.float64)
+    table["gamma"] = np.zeros(len(table)) if gamma is None else np.asarray(gamma, dtype=np.float64)[edges]
     mask = getattr(estimator, "outlier_mask_", None)
-    table["flagged"] = np.zeros(len(table), bool) if mask is None else np.asarray(mask, bool)
+    table["flagged"] = np.zeros(len(table), bool) if mask is None else np.asarray(mask, bool)[edges]
     return table
 
 
