@@ -1,0 +1,135 @@
+"""`roembed fit` on a large file: wall time and peak memory of the whole command, this tree against another.
+
+Data: the scale benchmark's (``bench_scale.labelled_triplets``: ``n = m / 100`` objects drawn from
+``N(0, I_p)``, p = 10, ``m`` random triplets labelled by the true distances, 10% of them reversed; data
+seed 0), written once as a CSV to a temporary folder.  Each run is ``roembed fit FILE --dim 10 --out
+DIR`` in a fresh process with the source tree's ``src`` first on ``PYTHONPATH``; its peak resident set
+is the kernel's high-water mark (``VmHWM``, which the child writes at exit), so reading, fitting and writing every output are all in
+it, as a user's run is.  Before the timed runs each tree fits a 3,000-triplet file once (numba compiles
+on a tree's first run and caches).  Per run: wall seconds, peak bytes (and per comparison), and a hash of
+``comparisons.csv``, ``embedding.csv`` and ``outliers.csv``, so the table says whether the two trees wrote
+the same files.  Medians over ``--runs``, the trees alternated::
+
+    git worktree add /tmp/roembed-old HEAD~1
+    python benchmarks/bench_cli_memory.py --m 1e6 1e7 --old-src /tmp/roembed-old --runs 1
+    python benchmarks/bench_cli_memory.py --quick        # smoke run: m = 10^5, this tree, one run
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _results import finish, loadavg
+from bench_scale import labelled_triplets
+
+HERE = Path(__file__).resolve().parent
+OUTPUTS = ("comparisons.csv", "embedding.csv", "outliers.csv")
+
+
+def write_file(path: Path, m: int, p: int = 10, flip: float = 0.1, seed: int = 0) -> None:
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(max(m // 100, 30), p))
+    triplets = labelled_triplets(rng, X, m)
+    flipped = rng.rand(m) < flip
+    triplets[flipped, 1], triplets[flipped, 2] = triplets[flipped, 2], triplets[flipped, 1].copy()
+    np.savetxt(path, triplets, fmt="%d", delimiter=",", header="anchor,closer,farther", comments="")
+
+
+# The child writes its own peak (VmHWM) at exit: wait4's ru_maxrss of a child started by vfork, as subprocess
+# starts it, is at least the parent's peak (exec records the borrowed address space's high-water mark), here the
+# peak of generating the data: 1.99 GB at 10^7 for a run whose own peak was 1.64 GB.
+CHILD = """import atexit, sys
+def peak(path=sys.argv.pop(1)):
+    with open("/proc/self/status") as fh, open(path, "w") as out:
+        out.write(next(line.split()[1] for line in fh if line.startswith("VmHWM:")))
+atexit.register(peak)
+from roembed.cli import main
+sys.argv[0] = "roembed"
+main()
+"""
+
+
+def run_cli(src: Path, path: Path, out: Path) -> tuple[float, int, str]:
+    """``roembed fit path --dim 10 --out out`` with ``src``'s code: seconds, peak bytes, its output."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src / "src"), os.environ.get("PYTHONPATH", "")]))
+    peak_file = out.parent / f"{out.name}.peak"
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(peak_file), "fit", str(path), "--dim", "10", "--out",
+                           str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"roembed fit failed with {src}:\n{proc.stdout}")
+    return seconds, int(peak_file.read_text()) * 1024, proc.stdout
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for name in OUTPUTS:
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+def summarise(rows: list[dict]) -> list[dict]:
+    """Medians per (m, tree); this tree's time and memory as a share of the other tree's."""
+    out = []
+    for m in dict.fromkeys(r["m"] for r in rows):
+        for tree in dict.fromkeys(r["tree"] for r in rows):
+            sel = [r for r in rows if r["m"] == m and r["tree"] == tree]
+            med = {k: float(np.median([r[k] for r in sel])) for k in ("seconds", "peak_bytes", "peak_per_comparison")}
+            out.append(dict(m=m, tree=tree, runs=len(sel), **med, outputs=sel[0]["outputs"]))
+    for s in out:
+        old = [o for o in out if o["m"] == s["m"] and o["tree"] == "old"]
+        if old and s["tree"] != "old":
+            s["time_vs_old"] = s["seconds"] / old[0]["seconds"]
+            s["memory_vs_old"] = s["peak_bytes"] / old[0]["peak_bytes"]
+            s["same_outputs"] = str(s["outputs"] == old[0]["outputs"])
+    return out
+
+
+TABLE = {"m": ".0f", "tree": "", "runs": ".0f", "seconds": ".1f", "time_vs_old": ".2f", "peak_bytes": ".3g",
+         "peak_per_comparison": ".0f", "memory_vs_old": ".2f", "outputs": "", "same_outputs": ""}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--m", type=float, nargs="+", default=[1e6], help="comparisons in each file")
+    parser.add_argument("--old-src", type=Path, default=None, help="another source tree (its src/ is used)")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_cli_memory.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.m, args.runs = [1e5], 1
+    trees = [("new", HERE.parent)] + ([("old", args.old_src)] if args.old_src else [])
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        write_file(tmp / "warm.csv", 3_000)
+        for _, src in trees:
+            run_cli(src, tmp / "warm.csv", tmp / "warm")
+        for m in (int(m) for m in args.m):
+            path = tmp / f"triplets_{m:.0e}.csv"
+            write_file(path, m)
+            for run in range(args.runs):
+                for tree, src in (trees if run % 2 == 0 else trees[::-1]):
+                    load = loadavg()
+                    seconds, peak, _ = run_cli(src, path, tmp / tree)
+                    rows.append(dict(m=m, tree=tree, run=run, seconds=seconds, peak_bytes=peak,
+                                     peak_per_comparison=peak / m, outputs=digest(tmp / tree), loadavg=load))
+                    print(rows[-1], flush=True)
+            path.unlink()
+    finish(args.out, args, rows, summarise(rows), TABLE, commit=commit, cpus=os.cpu_count())
+
+
+if __name__ == "__main__":
+    main()
