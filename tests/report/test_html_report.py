@@ -246,6 +246,16 @@ def test_summarise_keeps_each_objects_worst_comparisons(fitted):
     assert summarise(data, m) is data  # nothing to summarise
 
 
+def test_worst_first_in_blocks_is_one_order(fitted):
+    from roembed.report.data import _worst_first
+
+    data = from_estimator(fitted[0])
+    whole = _worst_first(data, block=len(data.comparisons))
+    assert np.array_equal(_worst_first(data, block=7), whole) and sorted(whole) == list(range(len(whole)))
+    flagged = np.flatnonzero(data.comparisons["flagged"].to_numpy(bool))
+    assert len(flagged) and set(whole[: len(flagged)]) == set(flagged)  # the flagged come first
+
+
 def test_summarised_report_says_so(fitted, tmp_path):
     est, _ = fitted
     page = write_report(est, tmp_path / "r.html", max_comparisons=50).read_text(encoding="utf-8")

@@ -183,10 +183,9 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
 
 def comparisons_per_object(comparisons: pd.DataFrame, n: int) -> np.ndarray:
     """How many distinct comparisons (edges) involve each object."""
-    q = comparisons[list("ijlk")].to_numpy()
-    third = np.where(q[:, 2] != q[:, 0], q[:, 2], -1)  # a triplet's anchor is both i and l
-    ids = np.concatenate([q[:, 0], q[:, 1], q[:, 3], third])
-    return np.bincount(ids[ids >= 0], minlength=n)
+    i, j, l, k = (comparisons[c].to_numpy() for c in "ijlk")
+    counts = sum(np.bincount(column, minlength=n) for column in (i, j, k))
+    return counts + np.bincount(l[l != i], minlength=n)  # a triplet's anchor is both i and l
 
 
 def labels_column(labels, names, numbers) -> list[str]:
@@ -471,14 +470,18 @@ def summarise(data: ReportData, max_comparisons: int) -> ReportData:
     rank[ranked] = np.arange(m)
     n = len(data.objects)
     per_object = max(1, max_comparisons // max(n, 1))
-    q = comparisons[list("ijlk")].to_numpy()
-    obj = np.concatenate([q[:, 0], q[:, 1], q[:, 3], np.where(q[:, 2] != q[:, 0], q[:, 2], -1)])
-    edge = np.tile(np.arange(m), 4)
+    index = np.int32 if max(m, n) < 2**31 else np.int64  # four entries a comparison below: half the memory
+    q = comparisons[list("ijlk")].to_numpy(index)
+    obj = np.concatenate([q[:, 0], q[:, 1], q[:, 3], np.where(q[:, 2] != q[:, 0], q[:, 2], -1).astype(index)])
+    edge = np.tile(np.arange(m, dtype=index), 4)
     keep_rows = obj >= 0
-    order = np.lexsort((rank[edge[keep_rows]], obj[keep_rows]))
-    obj_sorted, edge_sorted = obj[keep_rows][order], edge[keep_rows][order]
-    first = np.searchsorted(obj_sorted, obj_sorted, side="left")
-    position = np.arange(len(obj_sorted)) - first
+    obj, edge = obj[keep_rows], edge[keep_rows]
+    order = np.lexsort((rank[edge], obj))
+    obj_sorted, edge_sorted = obj[order], edge[order]
+    del obj, edge, order
+    starts = np.flatnonzero(np.r_[True, obj_sorted[1:] != obj_sorted[:-1]])  # each object's first entry
+    position = (np.arange(len(obj_sorted), dtype=index)  # the place of each entry within its object's
+                - np.repeat(starts.astype(index), np.diff(np.r_[starts, len(obj_sorted)])))
     keep = np.zeros(m, bool)
     keep[edge_sorted[position < per_object]] = True
     room = max_comparisons - int(keep.sum())
@@ -499,9 +502,13 @@ def summarise(data: ReportData, max_comparisons: int) -> ReportData:
     return replace(data, comparisons=kept_table, edge_annotators=pairs, notes=(*data.notes, note))
 
 
-def _worst_first(data: ReportData) -> np.ndarray:
+def _worst_first(data: ReportData, block: int = 1 << 18) -> np.ndarray:
     c = data.comparisons
     X = data.coordinates
     q = c[list("ijlk")].to_numpy()
-    contradicted = np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) >= np.linalg.norm(X[q[:, 2]] - X[q[:, 3]], axis=1)
+    contradicted = np.empty(len(q), bool)
+    for start in range(0, len(q), block):  # in blocks: the differences take 2 p floats a comparison
+        b = q[start:start + block]
+        contradicted[start:start + block] = (np.linalg.norm(X[b[:, 0]] - X[b[:, 1]], axis=1)
+                                             >= np.linalg.norm(X[b[:, 2]] - X[b[:, 3]], axis=1))
     return np.lexsort((~contradicted, -np.abs(c["gamma"].to_numpy(float)), ~c["flagged"].to_numpy(bool)))
