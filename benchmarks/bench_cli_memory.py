@@ -8,10 +8,13 @@ is the kernel's high-water mark (``VmHWM``, which the child writes at exit), so 
 it, as a user's run is.  Before the timed runs each tree fits a 3,000-triplet file once (numba compiles
 on a tree's first run and caches).  Per run: wall seconds, peak bytes (and per comparison), and a hash of
 ``comparisons.csv``, ``embedding.csv`` and ``outliers.csv``, so the table says whether the two trees wrote
-the same files.  Medians over ``--runs``, the trees alternated::
+the same files.  ``--report`` adds ``--report`` to each command (the HTML page, which keeps at most 10^6
+comparisons, read back from the folder: above that it chooses which; its bytes are not compared, as Bokeh
+names its elements at random).  Medians over ``--runs``, the trees alternated::
 
     git worktree add /tmp/roembed-old HEAD~1
     python benchmarks/bench_cli_memory.py --m 1e6 1e7 --old-src /tmp/roembed-old --runs 1
+    python benchmarks/bench_cli_memory.py --m 2e6 --report --old-src /tmp/roembed-old --runs 3
     python benchmarks/bench_cli_memory.py --quick        # smoke run: m = 10^5, this tree, one run
 """
 from __future__ import annotations
@@ -57,13 +60,13 @@ main()
 """
 
 
-def run_cli(src: Path, path: Path, out: Path) -> tuple[float, int, str]:
-    """``roembed fit path --dim 10 --out out`` with ``src``'s code: seconds, peak bytes, its output."""
+def run_cli(src: Path, path: Path, out: Path, options=()) -> tuple[float, int, str]:
+    """``roembed fit path --dim 10 --out out [options]`` with ``src``'s code: seconds, peak bytes, its output."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src / "src"), os.environ.get("PYTHONPATH", "")]))
     peak_file = out.parent / f"{out.name}.peak"
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, str(peak_file), "fit", str(path), "--dim", "10", "--out",
-                           str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                           str(out), *options], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"roembed fit failed with {src}:\n{proc.stdout}")
@@ -103,6 +106,7 @@ def main(argv=None):
     parser.add_argument("--m", type=float, nargs="+", default=[1e6], help="comparisons in each file")
     parser.add_argument("--old-src", type=Path, default=None, help="another source tree (its src/ is used)")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--report", action="store_true", help="each run with --report (the HTML page as well)")
     parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_cli_memory.json")
     args = parser.parse_args(argv)
@@ -123,8 +127,8 @@ def main(argv=None):
             for run in range(args.runs):
                 for tree, src in (trees if run % 2 == 0 else trees[::-1]):
                     load = loadavg()
-                    seconds, peak, _ = run_cli(src, path, tmp / tree)
-                    rows.append(dict(m=m, tree=tree, run=run, seconds=seconds, peak_bytes=peak,
+                    seconds, peak, _ = run_cli(src, path, tmp / tree, ["--report"] if args.report else [])
+                    rows.append(dict(m=m, tree=tree, run=run, report=args.report, seconds=seconds, peak_bytes=peak,
                                      peak_per_comparison=peak / m, outputs=digest(tmp / tree), loadavg=load))
                     print(rows[-1], flush=True)
             path.unlink()
