@@ -246,6 +246,14 @@ def test_summarise_keeps_each_objects_worst_comparisons(fitted):
     assert summarise(data, m) is data  # nothing to summarise
 
 
+def test_comparisons_per_object_counts_a_triplets_anchor_once():
+    from roembed.report.data import comparisons_per_object
+
+    table = pd.DataFrame([(0, 1, 0, 2), (0, 1, 2, 3), (1, 2, 1, 3)], columns=list("ijlk"))
+    assert comparisons_per_object(table, 5).tolist() == [2, 3, 3, 2, 0]
+    assert comparisons_per_object(table.iloc[:0], 3).tolist() == [0, 0, 0]
+
+
 def test_worst_first_in_blocks_is_one_order(fitted):
     from roembed.report.data import _worst_first
 
