@@ -1,11 +1,12 @@
 """`roembed fit` on a large file: wall time and peak memory of the whole command, this tree against another.
 
-Data: the scale benchmark's (``bench_scale.labelled_triplets``: ``n = m / 100`` objects drawn from
-``N(0, I_p)``, p = 10, ``m`` random triplets labelled by the true distances, 10% of them reversed; data
-seed 0), written once as a CSV to a temporary folder.  Each run is ``roembed fit FILE --dim 10 --out
+Data: drawn as the scale benchmark draws its training triplets (``bench_scale.labelled_triplets``:
+``n = m / 100`` objects from ``N(0, I_p)``, p = 10, ``m`` random triplets labelled by the true distances, 10% of
+them reversed; seed 0, without its test triplets, so not the same draw), written once as a CSV to a temporary
+folder.  Each run is ``roembed fit FILE --dim 10 --out
 DIR`` in a fresh process with the source tree's ``src`` first on ``PYTHONPATH``; its peak resident set
-is the kernel's high-water mark (``VmHWM``, which the child writes at exit), so reading, fitting and writing every output are all in
-it, as a user's run is.  Before the timed runs each tree fits a 3,000-triplet file once (numba compiles
+is the kernel's high-water mark (``VmHWM``, which the child writes at exit), so reading, fitting and
+writing every output are all in it, as a user's run is.  Before the timed runs each tree fits a 3,000-triplet file once (numba compiles
 on a tree's first run and caches).  Per run: wall seconds, peak bytes (and per comparison), and a hash of
 ``comparisons.csv``, ``embedding.csv`` and ``outliers.csv``, so the table says whether the two trees wrote
 the same files.  ``--report`` adds ``--report`` to each command (the HTML page, which keeps at most 10^6
@@ -60,8 +61,8 @@ main()
 """
 
 
-def run_cli(src: Path, path: Path, out: Path, options=()) -> tuple[float, int, str]:
-    """``roembed fit path --dim 10 --out out [options]`` with ``src``'s code: seconds, peak bytes, its output."""
+def run_cli(src: Path, path: Path, out: Path, options=()) -> tuple[float, int]:
+    """``roembed fit path --dim 10 --out out [options]`` with ``src``'s code: seconds and peak bytes."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src / "src"), os.environ.get("PYTHONPATH", "")]))
     peak_file = out.parent / f"{out.name}.peak"
     start = time.perf_counter()
@@ -70,7 +71,7 @@ def run_cli(src: Path, path: Path, out: Path, options=()) -> tuple[float, int, s
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"roembed fit failed with {src}:\n{proc.stdout}")
-    return seconds, int(peak_file.read_text()) * 1024, proc.stdout
+    return seconds, int(peak_file.read_text()) * 1024
 
 
 def digest(folder: Path) -> str:
@@ -127,7 +128,7 @@ def main(argv=None):
             for run in range(args.runs):
                 for tree, src in (trees if run % 2 == 0 else trees[::-1]):
                     load = loadavg()
-                    seconds, peak, _ = run_cli(src, path, tmp / tree, ["--report"] if args.report else [])
+                    seconds, peak = run_cli(src, path, tmp / tree, ["--report"] if args.report else [])
                     rows.append(dict(m=m, tree=tree, run=run, report=args.report, seconds=seconds, peak_bytes=peak,
                                      peak_per_comparison=peak / m, outputs=digest(tmp / tree), loadavg=load))
                     print(rows[-1], flush=True)
