@@ -113,6 +113,25 @@ def counting_sort(keys, order, n_keys, out):
 
 
 @compiled()
+def first_of_each_object(i, j, l, k, order, per_object, n_objects, keep):
+    """``keep[e]``: comparison ``e`` is among the first ``per_object`` along ``order`` of one of its objects
+    (``i, j, l, k``, below ``n_objects``; a triplet's anchor, ``l == i``, counted once); returns ``keep``.  One
+    walk with a count per object, where grouping by object sorted four entries a comparison."""
+    seen = np.zeros(n_objects, np.int64)  # comparisons of each object met so far
+    for t in range(order.shape[0]):
+        e = order[t]
+        a, b, c, d = i[e], j[e], l[e], k[e]
+        keep[e] = seen[a] < per_object or seen[b] < per_object or seen[d] < per_object or (
+            c != a and seen[c] < per_object)
+        seen[a] += 1
+        seen[b] += 1
+        seen[d] += 1
+        if c != a:
+            seen[c] += 1
+    return keep
+
+
+@compiled()
 def sorted_pair_slots(quads, lo, hi):
     """``lo[s], hi[s]``: the sorted object pair of slot ``s`` (slot ``r``: near pair of row ``r``, ``m + r``: far pair)."""
     m = quads.shape[0]

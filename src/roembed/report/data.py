@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._io import run_folder_problem
+from .._kernels import first_of_each_object
 from ..data.diagnostics import data_problems
 
 #: Version of the output folder layout; 2 added ``comparisons.csv`` and the ``label`` column.
@@ -245,35 +246,21 @@ def read_run(folder) -> ReportData:
     objects = _read_csv(folder / "embedding.csv", ("object", "x1"))
     _check_numbers(objects, folder / "embedding.csv", [c for c in objects.columns if re.fullmatch(r"x\d+", c)],
                    whole=("object", "n_responses", "group"))
-    comparisons = _read_csv(folder / "comparisons.csv", ("i", "j", "l", "k", "votes", "opposing_votes"))
-    _check_numbers(comparisons, folder / "comparisons.csv", ["votes", "opposing_votes", "gamma"],  # votes: weighted
-                   whole=("i", "j", "l", "k", "n_responses"), flags=("flagged",))
-    n_edges = summary.get("n_edges")
-    if isinstance(n_edges, int) and n_edges != len(comparisons):
-        raise RunFolderError(f"{folder / 'comparisons.csv'}: {len(comparisons)} comparisons, but summary.json "
-                             f"counts {n_edges} (edited since the fit?)")
-    n = len(objects)
     if not objects["object"].is_unique:
         row = int(np.flatnonzero(objects["object"].duplicated().to_numpy())[0])
         raise RunFolderError(f"{folder / 'embedding.csv'} line {row + 2}: object {objects['object'].iloc[row]} "
                              f"appears twice")
-    ids = comparisons[list("ijlk")].to_numpy()
-    if len(ids) and (ids.min() < 0 or ids.max() >= n):
-        row = int(np.flatnonzero(((ids < 0) | (ids >= n)).any(axis=1))[0])
-        raise RunFolderError(f"{folder / 'comparisons.csv'} line {row + 2}: object index outside the {n} rows "
-                             f"of embedding.csv")
+    n = len(objects)
+    n_edges = summary.get("n_edges")
+    comparisons, pairs = _read_comparisons(folder / "comparisons.csv", n, n_edges)
+    if isinstance(n_edges, int) and n_edges != len(comparisons):
+        raise RunFolderError(f"{folder / 'comparisons.csv'}: {len(comparisons)} comparisons, but summary.json "
+                             f"counts {n_edges} (edited since the fit?)")
     objects["name"] = objects["name"].fillna("").astype(str) if "name" in objects else ""
     objects["label"] = objects["label"].fillna("").astype(str) if "label" in objects else ""
     if "group" in objects and not (objects["label"] != "").any():  # unlinked groups, coloured as in embedding.png
         objects["label"] = ("group " + objects["group"].astype(str)).where(objects["group"] >= 0, "no comparison")
         summary["label_column"] = summary.get("label_column") or "unlinked groups"
-    for column, default in (("gamma", 0.0), ("flagged", False)):
-        if column not in comparisons:
-            comparisons[column] = default
-    comparisons["edge"] = np.arange(len(comparisons))
-    pairs = None
-    if "annotators" in comparisons:
-        pairs = _explode_annotators(comparisons.pop("annotators"))
     annotators = None
     if (folder / "annotators.csv").is_file():
         annotators = _read_csv(folder / "annotators.csv", ("annotator",))
@@ -328,10 +315,10 @@ def _cut_off(path: Path) -> bool:
         return fh.read(1) != b"\n"
 
 
-def _read_csv(path: Path, required) -> pd.DataFrame:
+def _read_csv(path: Path, required, nrows: int | None = None) -> pd.DataFrame:
     try:
         table = pd.read_csv(path, keep_default_na=False, na_values=[""],  # ids as written: "007" is not 7
-                            dtype={"name": str, "label": str, "annotator": str, "annotators": str})
+                            dtype={"name": str, "label": str, "annotator": str, "annotators": str}, nrows=nrows)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         raise RunFolderError(f"{path}: cannot read ({exc})") from None
     missing = [c for c in required if c not in table.columns]
@@ -340,10 +327,81 @@ def _read_csv(path: Path, required) -> pd.DataFrame:
     return table
 
 
-def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=()) -> None:
+#: The columns of ``comparisons.csv`` a report reads.  The file's other columns (the objects' names, the
+#: responses' other values) are there for people; the page takes names from ``embedding.csv``.
+COMPARISON_COLUMNS = ("i", "j", "l", "k", "votes", "opposing_votes", "gamma", "flagged", "annotators")
+#: Lines of ``comparisons.csv`` parsed at a time (pandas holds a parsed block at about 130 bytes a line with
+#: annotators); kept, a comparison takes 49 bytes (four int32 indices, three floats, a flag, its row) and each
+#: of its annotators 16 bytes.
+READ_ROWS = 1 << 20
+
+
+def _read_comparisons(path: Path, n: int, expected_rows: int | None = None):
+    """``comparisons.csv`` as the report's comparison table (``edge`` (the row) and :data:`COMPARISON_COLUMNS`;
+    indices int32 below 2^31 objects, ``gamma`` 0 and ``flagged`` False where absent) and its ``(edge,
+    annotator)`` pairs (None without an ``annotators`` column).
+
+    Read in blocks of :data:`READ_ROWS` lines, each checked (:func:`_check_block`) and copied into columns
+    sized for ``expected_rows`` (the summary's count; grown, as a list grows, past it), so that a file of 10^7
+    comparisons never stands in memory as pandas' table of every column, nor as blocks to be joined.
+    """
+    header = _read_csv(path, ("i", "j", "l", "k", "votes", "opposing_votes"), nrows=0).columns
+    index = np.int32 if n < 2**31 else np.int64
+    dtypes = {"i": index, "j": index, "l": index, "k": index, "votes": np.float64, "opposing_votes": np.float64,
+              "gamma": np.float64, "flagged": bool}
+    size = expected_rows if isinstance(expected_rows, int) and expected_rows > 0 else READ_ROWS
+    table = {c: np.empty(size, dtypes[c]) for c in dtypes if c in header}
+    pairs, known, start = [], {}, 0
+    try:
+        blocks = pd.read_csv(path, usecols=[c for c in (*COMPARISON_COLUMNS, "n_responses") if c in header],
+                             chunksize=READ_ROWS, keep_default_na=False, na_values=[""],
+                             dtype={"annotators": object})  # as written ("007"), not pandas 3's str: 3x leaner
+        for block in blocks:
+            _check_block(block, path, n, first_line=start + 2)
+            end = start + len(block)
+            if end > size:
+                size = max(end, 2 * size)
+                table = {c: np.concatenate([a, np.empty(size - len(a), a.dtype)]) for c, a in table.items()}
+            for c, column in table.items():
+                column[start:end] = block[c].to_numpy()
+            if "annotators" in block:
+                block_pairs = _explode_annotators(block["annotators"], known)
+                block_pairs["edge"] += start
+                pairs.append(block_pairs)
+            start = end
+    except RunFolderError:
+        raise
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise RunFolderError(f"{path}: cannot read ({exc})") from None
+    table = {"edge": np.arange(start), **{c: a[:start] if start == size else a[:start].copy()  # grown: the slack
+                                          for c, a in table.items()}}
+    table.setdefault("gamma", np.zeros(start))
+    table.setdefault("flagged", np.zeros(start, bool))
+    comparisons = pd.DataFrame(table, copy=False)  # each column its own block, not copied into one
+    if "annotators" not in header:
+        return comparisons, None
+    return comparisons, (pd.concat(pairs, ignore_index=True) if pairs
+                         else _explode_annotators(pd.Series([], dtype=object)))
+
+
+def _check_block(block: pd.DataFrame, path: Path, n: int, first_line: int) -> None:
+    """Raises naming the first line of a block of ``comparisons.csv`` with a value of the wrong kind, or an
+    object index outside the ``n`` rows of ``embedding.csv``; makes the indices and counts integers and the flags
+    booleans."""
+    _check_numbers(block, path, ["votes", "opposing_votes", "gamma"],  # votes: sums of weights, so not whole
+                   whole=("i", "j", "l", "k", "n_responses"), flags=("flagged",), first_line=first_line)
+    ids = block[list("ijlk")].to_numpy()
+    outside = ((ids < 0) | (ids >= n)).any(axis=1)
+    if outside.any():
+        raise RunFolderError(f"{path} line {int(np.flatnonzero(outside)[0]) + first_line}: object index outside "
+                             f"the {n} rows of embedding.csv")
+
+
+def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=(), first_line: int = 2) -> None:
     """Raises naming the first line of an edited or cut-off output file whose value is missing or not a finite
     number in ``columns``, not a whole number in ``whole`` (counts and indices, then stored as integers), or
-    not True / False in ``flags`` (then stored as booleans); absent columns are skipped."""
+    not True / False in ``flags`` (then stored as booleans); absent columns are skipped.  ``first_line``: the
+    file's line of the table's first row (a block of a file read in parts starts further down)."""
     for column in (c for c in (*columns, *whole) if c in table.columns):
         raw = table[column]
         values = (raw if raw.dtype.kind in "iufb" else pd.to_numeric(raw, errors="coerce")).to_numpy(np.float64)
@@ -352,7 +410,7 @@ def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=
             bad |= np.isfinite(values) & (np.round(values) != values)
         if bad.any():
             _bad_value(table, path, column, int(np.flatnonzero(bad)[0]),
-                       "a whole number" if column in whole else "a finite number")
+                       "a whole number" if column in whole else "a finite number", first_line)
         if column in whole:
             table[column] = values.astype(np.int64)
     for column in (c for c in flags if c in table.columns):
@@ -361,24 +419,38 @@ def _check_numbers(table: pd.DataFrame, path: Path, columns, *, whole=(), flags=
         text = table[column].astype(str).str.strip().str.lower()
         known = text.isin(["true", "false", "1", "0", "1.0", "0.0"])
         if not known.all():
-            _bad_value(table, path, column, int(np.flatnonzero(~known.to_numpy())[0]), "True or False")
+            _bad_value(table, path, column, int(np.flatnonzero(~known.to_numpy())[0]), "True or False", first_line)
         table[column] = text.isin(["true", "1", "1.0"]).to_numpy()
 
 
-def _bad_value(table: pd.DataFrame, path: Path, column: str, row: int, wanted: str):
+def _bad_value(table: pd.DataFrame, path: Path, column: str, row: int, wanted: str, first_line: int = 2):
     value = table[column].iloc[row]
     text = wanted != "True or False" and not _is_number(value)
     shown = repr(value) if isinstance(value, str) else f"{value:g}"
     said = "is missing" if pd.isna(value) else f"{shown} is not {'a number' if text else wanted}"
-    raise RunFolderError(f"{path} line {row + 2}: {column} {said}")
+    raise RunFolderError(f"{path} line {row + first_line}: {column} {said}")
 
 
-def _explode_annotators(column: pd.Series) -> pd.DataFrame:
-    """``"a;b"`` per comparison -> ``(edge, annotator)`` pairs."""
-    split = column.fillna("").astype(str).str.split(";")
-    pairs = pd.DataFrame({"edge": np.repeat(np.arange(len(split)), split.str.len()),
-                          "annotator": np.concatenate(split.to_numpy()) if len(split) else np.array([], dtype=object)})
-    return pairs[pairs["annotator"] != ""].reset_index(drop=True)
+def _explode_annotators(column: pd.Series, known: dict | None = None) -> pd.DataFrame:
+    """``"a;b"`` per comparison -> ``(edge, annotator)`` pairs, edges numbered from 0 (empty ids dropped).
+
+    Each distinct text is split once, and each id is one string object, shared through ``known`` (id -> itself)
+    by the blocks of one file, so a column of Python objects (pandas 2) holds 16 bytes a pair.  Splitting every
+    row took 3.2 s and about 500 bytes a row at its peak (10^6 rows, 2,000 annotators).
+    """
+    codes, texts = pd.factorize(column, use_na_sentinel=True)  # a missing text: code -1, no pairs
+    known = {} if known is None else known
+    names = [[known.setdefault(a, a) for a in str(t).split(";") if a] for t in texts]
+    if not any(names):
+        return pd.DataFrame({"edge": np.empty(0, np.int64), "annotator": np.empty(0, object)})
+    per_text = np.array([len(x) for x in names], dtype=np.int64)
+    flat = np.empty(int(per_text.sum()), dtype=object)
+    flat[:] = [a for x in names for a in x]
+    first = np.cumsum(per_text) - per_text  # where each text's ids start in flat
+    per_row = np.where(codes >= 0, per_text[codes], 0)
+    edge = np.repeat(np.arange(len(codes), dtype=np.int64), per_row)
+    within = np.arange(len(edge)) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    return pd.DataFrame({"edge": edge, "annotator": flat[np.repeat(first[codes], per_row) + within]})
 
 
 # Optional bootstrap results written beside the run (``roembed fit --bootstrap``): per-object
@@ -465,33 +537,19 @@ def summarise(data: ReportData, max_comparisons: int) -> ReportData:
     m = len(comparisons)
     if m <= max_comparisons:
         return data
-    ranked = _worst_first(data)
-    rank = np.empty(m, dtype=np.int64)
-    rank[ranked] = np.arange(m)
     n = len(data.objects)
     per_object = max(1, max_comparisons // max(n, 1))
-    index = np.int32 if max(m, n) < 2**31 else np.int64  # four entries a comparison below: half the memory
-    q = comparisons[list("ijlk")].to_numpy(index)
-    obj = np.concatenate([q[:, 0], q[:, 1], q[:, 3], np.where(q[:, 2] != q[:, 0], q[:, 2], -1).astype(index)])
-    edge = np.tile(np.arange(m, dtype=index), 4)
-    keep_rows = obj >= 0
-    obj, edge = obj[keep_rows], edge[keep_rows]
-    order = np.lexsort((rank[edge], obj))
-    obj_sorted, edge_sorted = obj[order], edge[order]
-    del obj, edge, order
-    starts = np.flatnonzero(np.r_[True, obj_sorted[1:] != obj_sorted[:-1]])  # each object's first entry
-    position = (np.arange(len(obj_sorted), dtype=index)  # the place of each entry within its object's
-                - np.repeat(starts.astype(index), np.diff(np.r_[starts, len(obj_sorted)])))
-    keep = np.zeros(m, bool)
-    keep[edge_sorted[position < per_object]] = True
+    ranked = _worst_first(data)
+    keep = first_of_each_object(*(comparisons[c].to_numpy() for c in "ijlk"), ranked, per_object, n,
+                                np.zeros(m, bool))
     room = max_comparisons - int(keep.sum())
     flagged = ranked[comparisons["flagged"].to_numpy(bool)[ranked] & ~keep[ranked]]
     keep[flagged[: max(room, 0)]] = True
     kept = np.flatnonzero(keep)
-    new_index = np.full(m, -1)
-    new_index[kept] = np.arange(len(kept))
     pairs = data.edge_annotators
     if pairs is not None:
+        new_index = np.full(m, -1)
+        new_index[kept] = np.arange(len(kept))
         pairs = pairs[keep[pairs["edge"].to_numpy()]].copy()
         pairs["edge"] = new_index[pairs["edge"].to_numpy()]
     note = (f"{m:,} comparisons are too many to include: this report keeps {len(kept):,}, each object's "
@@ -505,10 +563,9 @@ def summarise(data: ReportData, max_comparisons: int) -> ReportData:
 def _worst_first(data: ReportData, block: int = 1 << 18) -> np.ndarray:
     c = data.comparisons
     X = data.coordinates
-    q = c[list("ijlk")].to_numpy()
-    contradicted = np.empty(len(q), bool)
-    for start in range(0, len(q), block):  # in blocks: the differences take 2 p floats a comparison
-        b = q[start:start + block]
-        contradicted[start:start + block] = (np.linalg.norm(X[b[:, 0]] - X[b[:, 1]], axis=1)
-                                             >= np.linalg.norm(X[b[:, 2]] - X[b[:, 3]], axis=1))
+    i, j, l, k = (c[x].to_numpy() for x in "ijlk")
+    contradicted = np.empty(len(c), bool)
+    for start in range(0, len(c), block):  # in blocks: the differences take 2 p floats a comparison
+        b = slice(start, start + block)
+        contradicted[b] = np.linalg.norm(X[i[b]] - X[j[b]], axis=1) >= np.linalg.norm(X[l[b]] - X[k[b]], axis=1)
     return np.lexsort((~contradicted, -np.abs(c["gamma"].to_numpy(float)), ~c["flagged"].to_numpy(bool)))
