@@ -2,14 +2,15 @@
 
 Data: a random triplet CSV (``anchor,closer,farther``; ``n = m / 100`` objects, data seed 0)
 of each size ``--m``, written once to a temporary folder (not in the repository), plain or
-gzipped (``--gzip``).  Every read runs in a fresh process (``python bench_reader.py --child
+gzipped (``--gzip``); ``--annotators K`` adds a ``worker`` column of K ids ``w0``... (drawn from
+their own seed, so the triplets stay the same).  Every read runs in a fresh process (``python bench_reader.py --child
 ...``) so its memory is its own:
 
 * ``read_bytes``: the peak resident set during ``read_comparisons`` (the kernel's high-water
   mark ``VmHWM``, reset just before through ``/proc/self/clear_refs``) minus the resident set
   before it -- everything the read allocated, the result included;
 * ``result_bytes``: what the returned ``Comparisons`` holds (its arrays' ``nbytes``), the floor
-  for any reader;
+  for any reader; ``text_bytes``: the string objects its annotator ids point to, each counted once;
 * per row: both divided by ``m``.
 
 The old reader is the code of another source tree, given with ``--old-src`` (a checkout of the
@@ -18,6 +19,7 @@ one is this tree's.  Medians over ``--runs`` (3) runs; ``/proc/loadavg`` is reco
 
     python benchmarks/bench_reader.py --m 1e6 1e7 --old-src /tmp/roembed-old
     python benchmarks/bench_reader.py --m 1e7 --chunk-chars 1e6 4e6 16e6   # the chunk size
+    python benchmarks/bench_reader.py --m 1e6 1e7 --annotators 20000 --old-src /tmp/roembed-old
     python benchmarks/bench_reader.py --quick                  # smoke run: m = 10^5, new reader only
 """
 from __future__ import annotations
@@ -38,15 +40,16 @@ from _results import finish, loadavg, reset_peak, status_bytes
 HERE = Path(__file__).resolve().parent
 
 
-def write_triplets(path: Path, m: int, seed: int = 0, block: int = 1_000_000) -> None:
-    """``m`` random triplets over ``max(1000, m // 100)`` objects as CSV, written in blocks."""
+def write_triplets(path: Path, m: int, seed: int = 0, block: int = 1_000_000, annotators: int = 0) -> None:
+    """``m`` random triplets over ``max(1000, m // 100)`` objects as CSV, written in blocks (and ``annotators``
+    worker ids, from a seed of their own)."""
     import gzip
 
-    rng = np.random.default_rng(seed)
+    rng, workers = np.random.default_rng(seed), np.random.default_rng(seed + 1)
     n = max(1_000, m // 100)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "wt", newline="") as fh:
-        fh.write("anchor,closer,farther\n")
+        fh.write("anchor,closer,farther" + (",worker" if annotators else "") + "\n")
         for start in range(0, m, block):
             t = rng.integers(0, n, size=(min(block, m - start), 3))
             t[:, 1] = (t[:, 0] + 1 + t[:, 1] % (n - 1)) % n        # closer != anchor
@@ -55,7 +58,11 @@ def write_triplets(path: Path, m: int, seed: int = 0, block: int = 1_000_000) ->
             far = np.where(far == t[:, 1], (far + 1) % n, far)
             far = np.where(far == t[:, 0], (far + 1) % n, far)
             t[:, 2] = far
-            np.savetxt(fh, t, fmt="%d", delimiter=",")
+            if annotators:
+                np.savetxt(fh, np.c_[t, workers.integers(0, annotators, len(t))], fmt=["%d", "%d", "%d", "w%d"],
+                           delimiter=",")
+            else:
+                np.savetxt(fh, t, fmt="%d", delimiter=",")
 
 
 def child(spec: dict) -> dict:
@@ -73,8 +80,10 @@ def child(spec: dict) -> dict:
     comparisons = read_comparisons(spec["path"])
     seconds = time.perf_counter() - start
     peak = status_bytes("VmHWM")
-    result = comparisons.quadruplets.nbytes + comparisons.weight.nbytes
-    return dict(reader=spec["reader"], chunk_chars=getattr(io, "CHUNK_CHARS", None), m=len(comparisons), file=Path(spec["path"]).name,
+    ids = comparisons.annotator
+    result = comparisons.quadruplets.nbytes + comparisons.weight.nbytes + (0 if ids is None else ids.nbytes)
+    text = 0 if ids is None or ids.dtype != object else sum(sys.getsizeof(t) for t in {id(t): t for t in ids}.values())
+    return dict(text_bytes=text, reader=spec["reader"], chunk_chars=getattr(io, "CHUNK_CHARS", None), m=len(comparisons), file=Path(spec["path"]).name,
                 file_bytes=os.path.getsize(spec["path"]), seconds=seconds, read_bytes=max(peak - before, 0),
                 result_bytes=result, process_bytes=peak, peak_exact=exact, loadavg=load,
                 index_dtype=str(comparisons.quadruplets.dtype))
@@ -85,7 +94,7 @@ def run_child(src: Path, spec: dict) -> dict:
     out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)], check=True,
                          capture_output=True, text=True, env=env)
     row = json.loads(out.stdout.strip().splitlines()[-1])
-    for key in ("read_bytes", "result_bytes", "file_bytes"):
+    for key in ("read_bytes", "result_bytes", "text_bytes", "file_bytes"):
         row[key.replace("_bytes", "_per_row")] = row[key] / row["m"]
     print(json.dumps(row), flush=True)
     return row
@@ -100,7 +109,7 @@ def summarise(rows: list[dict]) -> list[dict]:
             if not sel:
                 continue
             med = {k: float(np.median([r[k] for r in sel])) for k in
-                   ("seconds", "read_per_row", "result_per_row", "file_per_row", "read_bytes")}
+                   ("seconds", "read_per_row", "result_per_row", "text_per_row", "file_per_row", "read_bytes")}
             out.append(dict(file=file, reader=reader, m=sel[0]["m"], runs=len(sel), **med,
                             loadavg=sel[0]["loadavg"]))
     for s in out:
@@ -112,7 +121,8 @@ def summarise(rows: list[dict]) -> list[dict]:
 
 
 TABLE = {"file": "", "reader": "", "m": ".0f", "runs": ".0f", "seconds": ".2f", "time_vs_old": ".2f",
-         "read_per_row": ".1f", "memory_vs_old": ".2f", "result_per_row": ".1f", "file_per_row": ".1f",
+         "read_per_row": ".1f", "memory_vs_old": ".2f", "result_per_row": ".1f", "text_per_row": ".1f",
+         "file_per_row": ".1f",
          "loadavg": ""}
 
 
@@ -124,6 +134,7 @@ def main(argv=None):
     parser.add_argument("--chunk-chars", type=float, nargs="+", default=[0],
                         help="text per chunk of the new reader (0: its default); several compare them")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--annotators", type=int, default=0, help="add a worker column of this many ids")
     parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_reader.json")
@@ -142,7 +153,7 @@ def main(argv=None):
         for m in (int(m) for m in args.m):
             paths = [Path(tmp) / f"triplets_{m:.0e}.csv"] + ([Path(tmp) / f"triplets_{m:.0e}.csv.gz"] if args.gzip else [])
             for path in paths:
-                write_triplets(path, m)
+                write_triplets(path, m, annotators=args.annotators)
                 for run in range(args.runs):
                     for reader, src, chars in (readers if run % 2 == 0 else readers[::-1]):
                         rows.append(run_child(src, dict(path=str(path), reader=reader, chunk_chars=chars)))

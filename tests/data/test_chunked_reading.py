@@ -259,6 +259,26 @@ def test_annotator_ids_that_read_as_numbers_in_one_chunk_and_text_in_another_are
     assert read_comparisons(json_path).annotator.tolist() == ["7", "7", "7"]
 
 
+def test_text_ids_and_columns_are_one_object_per_text_across_chunks(chunks, tmp_path):
+    """pandas makes a string object per cell: 10^7 rows of worker ids ("w123") held 530 MB of equal strings, and
+    stripping their spaces made another 10^7.  Read in chunks, each text is now one object (the ids still stripped,
+    a missing extra cell still missing), so a column costs its pointers."""
+    rows = [f"{r % 5},{(r + 1) % 5},{(r + 2) % 5},{[' w1', 'w2', 'w1 ', 'w3'][r % 4]},{'' if r == 5 else 'ab'[r % 2]}"
+            for r in range(24)]
+    path = tmp_path / "ids.csv"
+    path.write_text("anchor,closer,farther,annotator,sampler\n" + "\n".join(rows) + "\n")
+    whole, _, _ = _read(chunks, 1 << 22, path)
+    small, _, _ = _read(chunks, 60, path)
+    assert len(chunks.frames) > 3
+    for c in (whole, small):
+        assert c.annotator.tolist() == ["w1", "w2", "w1", "w3"] * 6
+        assert len({id(a) for a in c.annotator}) == 3
+        sampler = c.extra["sampler"]
+        assert [s if isinstance(s, str) else None for s in sampler] == [None if r == 5 else "ab"[r % 2]
+                                                                        for r in range(24)]
+        assert len({id(s) for s in sampler if isinstance(s, str)}) == 2
+
+
 def test_blank_lines_across_chunks_are_skipped_and_later_lines_keep_their_numbers(tmp_path, chunks):
     rows = ["anchor,closer,farther"] + [f"{i % 12},{(i + 1) % 12},{(i + 5) % 12}" for i in range(30)]
     text = "\n".join(r + ("\n" if k % 4 == 3 else "") for k, r in enumerate(rows)) + "\n\n"  # a blank every 4th

@@ -755,6 +755,18 @@ def _joined(chunks: list) -> np.ndarray:
     return out
 
 
+def _one_object_per_text(values: np.ndarray, texts: dict) -> np.ndarray:
+    """``values`` with each text one shared object (``texts``: text -> itself, across a file's blocks), where a
+    column of text; other columns as they are.  pandas makes a string object per cell: 10^7 rows of worker ids
+    ("w123") held 530 MB of strings; shared, the column is its 8-byte pointers."""
+    if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) != "string":
+        return values
+    codes, distinct = pd.factorize(values)  # a missing cell: -1, kept as it is
+    shared = np.empty(len(distinct), dtype=object)
+    shared[:] = [texts.setdefault(t, t) for t in distinct]
+    return np.where(codes >= 0, shared[codes], values)
+
+
 def _ids_as_read(ids: np.ndarray) -> np.ndarray:
     """A file's annotator ids, all text where some came back as numbers and some as text: pandas types each block
     of a file on its own (and JSON has both), so ids such as 44 and w7 in one column can arrive as the number 44
@@ -762,8 +774,11 @@ def _ids_as_read(ids: np.ndarray) -> np.ndarray:
     the one worker stays one.  Ids of one kind are kept as they are, text without the spaces around it (as
     object names: "w1 " in one cell is still worker w1)."""
     kind = "" if ids.dtype != object else pd.api.types.infer_dtype(ids, skipna=False)
-    if kind == "string":
-        return pd.Series(ids, dtype=object).str.strip().to_numpy(dtype=object)
+    if kind == "string":  # each distinct id stripped once, the ids staying shared objects (" w1" and "w1": one)
+        codes, distinct = pd.factorize(ids)
+        stripped, same = np.empty(len(distinct), dtype=object), {}
+        stripped[:] = [same.setdefault(t, t) for t in pd.Series(distinct, dtype=object).str.strip()]
+        return stripped[codes]
     if not kind.startswith("mixed"):
         return ids
     whole = lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and float(v).is_integer()  # noqa: E731
@@ -844,6 +859,7 @@ class ComparisonsBuilder:
         self.n_rows, self.report = 0, SkipReport()
         self.zero_seen, self.out_max = False, -1  # for the check of a file counting from 1 (:meth:`_from_one_error`)
         self.codes, self.positions, self.weights, self.ties, self.golds, self.values = [], [], [], [], [], {}
+        self.texts = {}  # each text of the metadata columns met so far, as one object (_one_object_per_text)
 
     def add(self, frame: pd.DataFrame, where: RowLocator | None = None) -> None:
         """Checks the rows of ``frame`` (``where`` names them) and keeps the valid ones."""
@@ -954,7 +970,7 @@ class ComparisonsBuilder:
                 chunks.append(values[keep])
         lay = self.layout
         for col in [c for role, c in lay.meta.items() if c is not None and role not in PARSED] + lay.extra_cols:
-            self.values.setdefault(col, []).append(frame[col].to_numpy()[keep])
+            self.values.setdefault(col, []).append(_one_object_per_text(frame[col].to_numpy()[keep], self.texts))
 
     def finish(self) -> tuple[Comparisons, SkipReport]:
         """The comparisons of every valid row added, and what was skipped (warned about)."""
