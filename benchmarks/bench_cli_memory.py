@@ -1,4 +1,5 @@
-"""`roembed fit` on a large file: wall time and peak memory of the whole command, this tree against another.
+"""`roembed fit` (or `roembed report`) on a large file: wall time and peak memory of the whole command, this
+tree against another.
 
 Data: drawn as the scale benchmark draws its training triplets (``bench_scale.labelled_triplets``:
 ``n = m / 100`` objects from ``N(0, I_p)``, p = 10, ``m`` random triplets labelled by the true distances, 10% of
@@ -11,11 +12,15 @@ on a tree's first run and caches).  Per run: wall seconds, peak bytes (and per c
 ``comparisons.csv``, ``embedding.csv`` and ``outliers.csv``, so the table says whether the two trees wrote
 the same files.  ``--report`` adds ``--report`` to each command (the HTML page, which keeps at most 10^6
 comparisons, read back from the folder: above that it chooses which; its bytes are not compared, as Bokeh
-names its elements at random).  Medians over ``--runs``, the trees alternated::
+names its elements at random).  ``--annotators K`` adds a ``worker`` column (K workers, drawn after the
+triplets, which stay the same), as a crowd's export has.  ``--command report`` fits each file once (this
+tree) and times ``roembed report`` on that folder instead; the pages are compared with Bokeh's ids masked.
+Medians over ``--runs``, the trees alternated::
 
     git worktree add /tmp/roembed-old HEAD~1
     python benchmarks/bench_cli_memory.py --m 1e6 1e7 --old-src /tmp/roembed-old --runs 1
     python benchmarks/bench_cli_memory.py --m 2e6 --report --old-src /tmp/roembed-old --runs 3
+    python benchmarks/bench_cli_memory.py --command report --m 3e6 --annotators 5000 --old-src /tmp/roembed-old
     python benchmarks/bench_cli_memory.py --quick        # smoke run: m = 10^5, this tree, one run
 """
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,13 +44,17 @@ HERE = Path(__file__).resolve().parent
 OUTPUTS = ("comparisons.csv", "embedding.csv", "outliers.csv")
 
 
-def write_file(path: Path, m: int, p: int = 10, flip: float = 0.1, seed: int = 0) -> None:
+def write_file(path: Path, m: int, p: int = 10, flip: float = 0.1, seed: int = 0, annotators: int = 0) -> None:
     rng = np.random.RandomState(seed)
     X = rng.normal(size=(max(m // 100, 30), p))
     triplets = labelled_triplets(rng, X, m)
     flipped = rng.rand(m) < flip
     triplets[flipped, 1], triplets[flipped, 2] = triplets[flipped, 2], triplets[flipped, 1].copy()
-    np.savetxt(path, triplets, fmt="%d", delimiter=",", header="anchor,closer,farther", comments="")
+    if annotators:
+        np.savetxt(path, np.c_[triplets, rng.randint(annotators, size=m)], fmt=["%d", "%d", "%d", "w%d"],
+                   delimiter=",", header="anchor,closer,farther,worker", comments="")
+    else:
+        np.savetxt(path, triplets, fmt="%d", delimiter=",", header="anchor,closer,farther", comments="")
 
 
 # The child writes its own peak (VmHWM) at exit: wait4's ru_maxrss of a child started by vfork, as subprocess
@@ -63,14 +73,23 @@ main()
 
 def run_cli(src: Path, path: Path, out: Path, options=()) -> tuple[float, int]:
     """``roembed fit path --dim 10 --out out [options]`` with ``src``'s code: seconds and peak bytes."""
+    return run_command(src, ["fit", str(path), "--dim", "10", "--out", str(out), *options], out)
+
+
+def run_report(src: Path, folder: Path, page: Path) -> tuple[float, int]:
+    """``roembed report folder --output page`` with ``src``'s code: seconds and peak bytes."""
+    return run_command(src, ["report", str(folder), "--output", str(page)], page)
+
+
+def run_command(src: Path, arguments: list, out: Path) -> tuple[float, int]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(src / "src"), os.environ.get("PYTHONPATH", "")]))
     peak_file = out.parent / f"{out.name}.peak"
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(peak_file), "fit", str(path), "--dim", "10", "--out",
-                           str(out), *options], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(peak_file), *arguments], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
-        raise SystemExit(f"roembed fit failed with {src}:\n{proc.stdout}")
+        raise SystemExit(f"roembed {arguments[0]} failed with {src}:\n{proc.stdout}")
     return seconds, int(peak_file.read_text()) * 1024
 
 
@@ -79,6 +98,16 @@ def digest(folder: Path) -> str:
     for name in OUTPUTS:
         h.update((folder / name).read_bytes())
     return h.hexdigest()[:12]
+
+
+def page_digest(page: Path) -> str:
+    """A hash of a report page with the ids Bokeh draws at random (``p1234``, uuids, element ids) masked."""
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r'"(id|root_id|docid|elementid)":\s*"[^"]*"', r'"\1":""', text)
+    text = re.sub(r"\bp\d{4,}\b", "p", text)
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "", text)
+    text = re.sub(r'(data-root-id|id)="[^"]*"', "", text)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -108,6 +137,9 @@ def main(argv=None):
     parser.add_argument("--old-src", type=Path, default=None, help="another source tree (its src/ is used)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--report", action="store_true", help="each run with --report (the HTML page as well)")
+    parser.add_argument("--command", choices=("fit", "report"), default="fit",
+                        help="report: fit each file once (this tree), then time roembed report on its folder")
+    parser.add_argument("--annotators", type=int, default=0, help="add a worker column with this many workers")
     parser.add_argument("--quick", action="store_true", help="smoke run: m = 10^5, one run")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "bench_cli_memory.json")
     args = parser.parse_args(argv)
@@ -124,13 +156,21 @@ def main(argv=None):
             run_cli(src, tmp / "warm.csv", tmp / "warm")
         for m in (int(m) for m in args.m):
             path = tmp / f"triplets_{m:.0e}.csv"
-            write_file(path, m)
+            write_file(path, m, annotators=args.annotators)
+            if args.command == "report":
+                run_cli(HERE.parent, path, tmp / "fitted")
             for run in range(args.runs):
                 for tree, src in (trees if run % 2 == 0 else trees[::-1]):
                     load = loadavg()
-                    seconds, peak = run_cli(src, path, tmp / tree, ["--report"] if args.report else [])
-                    rows.append(dict(m=m, tree=tree, run=run, report=args.report, seconds=seconds, peak_bytes=peak,
-                                     peak_per_comparison=peak / m, outputs=digest(tmp / tree), loadavg=load))
+                    if args.command == "report":
+                        seconds, peak = run_report(src, tmp / "fitted", tmp / f"{tree}.html")
+                        outputs = page_digest(tmp / f"{tree}.html")
+                    else:
+                        seconds, peak = run_cli(src, path, tmp / tree, ["--report"] if args.report else [])
+                        outputs = digest(tmp / tree)
+                    rows.append(dict(m=m, tree=tree, run=run, command=args.command, report=args.report,
+                                     annotators=args.annotators, seconds=seconds, peak_bytes=peak,
+                                     peak_per_comparison=peak / m, outputs=outputs, loadavg=load))
                     print(rows[-1], flush=True)
             path.unlink()
     finish(args.out, args, rows, summarise(rows), TABLE, commit=commit, cpus=os.cpu_count())
