@@ -516,6 +516,10 @@ def test_comparisons_csv_read_in_blocks_is_the_file_read_at_once(run_folder, tmp
     (folder / "summary.json").write_text(json.dumps(summary))
     monkeypatch.setattr(report_data, "READ_ROWS", 5)  # no count: the columns start at 5 rows and double
     pd.testing.assert_frame_equal(read_run(folder).comparisons, whole.comparisons)
+    summary["n_edges"] = 10**15  # an edited count sizes nothing beyond the file: the mismatch is named
+    (folder / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(RunFolderError, match=f"{m} comparisons, but summary.json counts {10**15}"):
+        read_run(folder)
     table = pd.read_csv(folder / "comparisons.csv", keep_default_na=False, dtype=str)
     table.loc[m - 2, "gamma"] = "x"  # in the last block but one
     table.to_csv(folder / "comparisons.csv", index=False)

@@ -350,6 +350,7 @@ def _read_comparisons(path: Path, n: int, expected_rows: int | None = None):
     dtypes = {"i": index, "j": index, "l": index, "k": index, "votes": np.float64, "opposing_votes": np.float64,
               "gamma": np.float64, "flagged": bool}
     size = expected_rows if isinstance(expected_rows, int) and expected_rows > 0 else READ_ROWS
+    size = min(size, path.stat().st_size // 12 + 1)  # a line has 12 characters at least: no count edited to 10^15
     table = {c: np.empty(size, dtypes[c]) for c in dtypes if c in header}
     pairs, known, start = [], {}, 0
     try:
