@@ -330,9 +330,9 @@ def _read_csv(path: Path, required, nrows: int | None = None) -> pd.DataFrame:
 #: The columns of ``comparisons.csv`` a report reads.  The file's other columns (the objects' names, the
 #: responses' other values) are there for people; the page takes names from ``embedding.csv``.
 COMPARISON_COLUMNS = ("i", "j", "l", "k", "votes", "opposing_votes", "gamma", "flagged", "annotators")
-#: Lines of ``comparisons.csv`` parsed at a time (pandas holds a parsed block at about 130 bytes a line with
-#: annotators); kept, a comparison takes 49 bytes (four int32 indices, three floats, a flag, its row) and each
-#: of its annotators 16 bytes.
+#: Lines of ``comparisons.csv`` parsed at a time (pandas holds one parsed block, every column read and each
+#: line's annotators text); kept, a comparison takes 49 bytes (four int32 indices, three floats, a flag, its row)
+#: and each of its annotators 16 bytes.
 READ_ROWS = 1 << 20
 
 
@@ -356,7 +356,7 @@ def _read_comparisons(path: Path, n: int, expected_rows: int | None = None):
     try:
         blocks = pd.read_csv(path, usecols=[c for c in (*COMPARISON_COLUMNS, "n_responses") if c in header],
                              chunksize=READ_ROWS, keep_default_na=False, na_values=[""],
-                             dtype={"annotators": object})  # as written ("007"), not pandas 3's str: 3x leaner
+                             dtype={"annotators": object})  # as written ("007"); pandas 3's str peaked 6x higher
         for block in blocks:
             _check_block(block, path, n, first_line=start + 2)
             end = start + len(block)
