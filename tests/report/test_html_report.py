@@ -291,6 +291,16 @@ def test_worst_first_in_blocks_is_one_order(fitted):
     assert len(flagged) and set(whole[: len(flagged)]) == set(flagged)  # the flagged come first
 
 
+def test_map_agrees_known_answers_and_ties():
+    from roembed.report.data import ReportData, map_agrees
+
+    X = np.array([[0.0], [1.0], [3.0], [6.0]])  # |0-1| = 1, |1-2| = 2, |0-2| = 3, |2-3| = 3
+    q = pd.DataFrame([[0, 1, 0, 2], [1, 2, 0, 1], [0, 2, 2, 3], [2, 3, 2, 1]], columns=list("ijlk"))
+    data = ReportData(objects=pd.DataFrame({"x1": X[:, 0]}), comparisons=q, summary={})
+    expected = [True, False, False, False]  # the third is a tie: not an agreement
+    assert map_agrees(data).tolist() == expected and map_agrees(data, block=3).tolist() == expected
+
+
 def test_summarised_report_says_so(fitted, tmp_path):
     est, _ = fitted
     page = write_report(est, tmp_path / "r.html", max_comparisons=50).read_text(encoding="utf-8")

@@ -561,12 +561,22 @@ def summarise(data: ReportData, max_comparisons: int) -> ReportData:
     return replace(data, comparisons=kept_table, edge_annotators=pairs, notes=(*data.notes, note))
 
 
-def _worst_first(data: ReportData, block: int = 1 << 18) -> np.ndarray:
+def map_agrees(data: ReportData, block: int = 1 << 18) -> np.ndarray:
+    """Whether the map puts each comparison's closer pair closer: ``|x_i - x_j| < |x_l - x_k|``.
+
+    Computed in blocks, as the differences take 2 p floats a comparison; a tie counts as
+    disagreeing (the page shows it uncoloured, the summary ranks it among the contradicted).
+    """
     c = data.comparisons
     X = data.coordinates
     i, j, l, k = (c[x].to_numpy() for x in "ijlk")
-    contradicted = np.empty(len(c), bool)
-    for start in range(0, len(c), block):  # in blocks: the differences take 2 p floats a comparison
+    agrees = np.empty(len(c), bool)
+    for start in range(0, len(c), block):
         b = slice(start, start + block)
-        contradicted[b] = np.linalg.norm(X[i[b]] - X[j[b]], axis=1) >= np.linalg.norm(X[l[b]] - X[k[b]], axis=1)
-    return np.lexsort((~contradicted, -np.abs(c["gamma"].to_numpy(float)), ~c["flagged"].to_numpy(bool)))
+        agrees[b] = np.linalg.norm(X[i[b]] - X[j[b]], axis=1) < np.linalg.norm(X[l[b]] - X[k[b]], axis=1)
+    return agrees
+
+
+def _worst_first(data: ReportData, block: int = 1 << 18) -> np.ndarray:
+    c = data.comparisons
+    return np.lexsort((map_agrees(data, block), -np.abs(c["gamma"].to_numpy(float)), ~c["flagged"].to_numpy(bool)))

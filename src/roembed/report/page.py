@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import describe_flags_by_vote
-from .data import ReportData
+from .data import ReportData, map_agrees
 
 OTHER = "other"
 MAX_CATEGORIES = 10
@@ -173,8 +173,7 @@ def build(data: ReportData, *, axes=None, title: str | None = None):
     flagged = comparisons["flagged"].to_numpy(bool)
     gamma = comparisons["gamma"].to_numpy(np.float64)
     X = data.coordinates
-    agrees = (np.linalg.norm(X[q[:, 0]] - X[q[:, 1]], axis=1) < np.linalg.norm(X[q[:, 2]] - X[q[:, 3]], axis=1)) \
-        if m else np.zeros(0, bool)
+    agrees = map_agrees(data)
     # about 9 bytes per comparison (+3 per annotator vote) before base64: small integer types,
     # l only for quadruplets, the two flags in one byte, gamma only where it is not 0
     columns = {"i": _compact(q[:, 0]), "j": _compact(q[:, 1]), "k": _compact(q[:, 3]),
