@@ -63,7 +63,7 @@ from scipy.stats import binom
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from .data import annotator_index, annotator_units, as_comparisons
+from .data import annotator_index, annotator_units, as_comparisons, distinct_values
 from .data.validation import RowLocator, check_annotators, check_positions, check_weights
 from .metrics import weighted_median, wilson_interval
 from .objective import quadruplet_distances
@@ -189,7 +189,7 @@ def position_bias(position, annotator, *, n_positions: int | None = None, fdr: f
     k = int(n_positions or len(positions))
     if k < 2 or len(positions) > k:
         raise ValueError(f"need at least 2 positions and at most n_positions={k}, got {len(positions)}")
-    ids, who = np.unique(annotator, return_inverse=True)
+    ids, who = distinct_values(annotator)
     counts = np.zeros((len(ids), k), dtype=np.int64)
     np.add.at(counts, (who.reshape(-1), pos.reshape(-1)), 1)
     top, c, n, p = position_test(counts)
@@ -401,7 +401,7 @@ def fit_with_annotator_reweighting(estimator, comparisons, *, max_rounds: int = 
     log = log or logger.info
     base_weight = comparisons.weight
     annotators = np.asarray(comparisons.annotator)
-    ann_weight = pd.Series(1.0, index=np.unique(annotators), name="weight")
+    ann_weight = pd.Series(1.0, index=distinct_values(annotators)[0], name="weight")
     rows, best = [], None
     for rnd in range(max_rounds + 1):
         fitted = clone(estimator).fit(comparisons, sample_weight=ann_weight.loc[annotators].to_numpy())

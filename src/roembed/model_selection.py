@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .data import Comparisons, as_comparisons
+from .data import Comparisons, as_comparisons, distinct_values
 from .data.validation import InvalidComparisonsError, count_noun
 
 GROUPINGS = ("query", "annotator", "object_set")
@@ -63,7 +63,7 @@ def response_groups(comparisons: Comparisons, groups="query") -> np.ndarray:
     if groups == "annotator":
         if comparisons.annotator is None:
             raise InvalidComparisonsError("groups='annotator' needs annotator ids")
-        return np.unique(comparisons.annotator.astype(str), return_inverse=True)[1].reshape(-1)
+        return distinct_values(comparisons.annotator.astype(str))[1]
     if groups == "object_set":
         trials = trial_ids(comparisons)
         return object_sets(comparisons) if trials is None else trials

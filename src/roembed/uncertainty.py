@@ -98,7 +98,7 @@ from ._io import atomic_write
 from ._random import draw_seed
 from ._threads import limit_threads
 from ._warn import warn, warn_counted
-from .data import Comparisons, annotator_index, as_comparisons
+from .data import Comparisons, annotator_index, as_comparisons, distinct_values
 from .data.diagnostics import DataWarning
 from .estimators.base import check_estimator_argument, check_n_jobs, check_param, check_verbose, is_table
 from .estimators.robust import tuned_params
@@ -134,7 +134,7 @@ def resampling_units(comparisons: Comparisons, unit: str = "query") -> np.ndarra
     columns = []
     for factor in unit.split("+"):
         ids = comparisons.quadruplets[:, 0] if factor == "object" else response_groups(comparisons, factor)
-        columns.append(np.unique(ids, return_inverse=True)[1].reshape(-1))
+        columns.append(distinct_values(ids)[1])
     return np.stack(columns, axis=1)
 
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roembed.data import Comparisons, InvalidComparisonsError, annotator_index, canonical_quadruplets
+from roembed.data import Comparisons, InvalidComparisonsError, annotator_index, canonical_quadruplets, distinct_values
 
 N_OBJECTS = 6
 
@@ -191,6 +191,31 @@ def test_annotator_index_is_kept_read_only_and_follows_the_rows():
     assert annotator_index(c.with_weight([2.0] * 4))[1] is who  # the same responses: the same index
     sub_ids, sub_who = annotator_index(c[[1, 3]])
     assert sub_ids.tolist() == ["a", "c"] and sub_who.tolist() == [0, 1]
+
+
+_IDS = st.one_of(st.lists(st.text(max_size=3), min_size=1, max_size=40),
+                 st.lists(st.integers(-(2**62), 2**62), min_size=1, max_size=40),
+                 st.lists(st.integers(0, 5), min_size=1, max_size=40).map(lambda v: np.asarray(v, np.uint8)),
+                 st.lists(st.sampled_from(["w10", "w9", "", "é", "w1"]), min_size=1, max_size=40)
+                 .map(lambda v: np.asarray(v, dtype=str)),
+                 st.lists(st.one_of(st.integers(-5, 5), st.sampled_from([0.5, 2.0, -1.5])), min_size=1, max_size=40)
+                 .map(lambda v: np.asarray(v, dtype=object)))
+
+
+@given(_IDS)
+@settings(max_examples=200, deadline=None)
+def test_distinct_values_are_numpys_unique(values):
+    """Hashed, then only the distinct values sorted: the same ids, in the same order, and the same codes."""
+    arr = np.asarray(values, dtype=object) if isinstance(values, list) and isinstance(values[0], str) else np.asarray(values)
+    distinct, code = distinct_values(arr)
+    expected, expected_code = np.unique(arr, return_inverse=True)
+    assert distinct.tolist() == expected.tolist() and distinct.dtype == expected.dtype
+    assert code.tolist() == expected_code.reshape(-1).tolist()
+
+
+def test_distinct_values_of_text_beside_numbers_keep_their_order():
+    distinct, code = distinct_values(np.array(["b", 3, "a", 3, "b"], dtype=object))
+    assert distinct.tolist() == ["b", 3, "a"] and code.tolist() == [0, 1, 2, 1, 0]
 
 
 def test_one_row_is_a_one_row_subset_and_iteration_walks_the_rows():

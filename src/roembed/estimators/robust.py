@@ -72,7 +72,7 @@ def known_answers(comparisons, used: bool):
         return None
     ids = comparisons.annotator
     why = ("annotators=None" if not used else "the comparisons have no annotator ids" if ids is None
-           else "there is only one annotator" if len(np.unique(ids)) < 2 else None)
+           else "there is only one annotator" if len(annotator_index(comparisons)[0]) < 2 else None)
     if why is not None:
         warn(f"known-answer (gold) marks are not used: {why}; they anchor annotator types only",
              DataWarning)
@@ -532,7 +532,7 @@ class RobustOrdinalEmbedding(OutlierReportMixin, LossEmbedding):
         without the stage, so a crowd whose annotators all follow gets the fit it would get without ids."""
         ids = graph.comparisons.annotator
         gold = known_answers(graph.comparisons, self.annotators is not None)
-        if self.annotators is None or ids is None or len(np.unique(ids)) < 2:
+        if self.annotators is None or ids is None or len(annotator_index(graph.comparisons)[0]) < 2:
             return graph, None, 0, None, None
         loss = likelihood_loss(get_loss("soe") if is_auto(self.loss) else get_loss(self.loss), self.n_components)
         alpha = likelihood_alpha(loss) if is_auto(self.alpha) else self.alpha
