@@ -113,6 +113,48 @@ def counting_sort(keys, order, n_keys, out):
 
 
 @compiled()
+def csv_rows(number, text, suffix, pool, pool_start, sep, newline, out):
+    """Writes CSV rows into the bytes ``out``; returns the count written.  Cell ``(c, r)`` is the pool's text
+    ``text[c, r]`` (``pool[pool_start[t]:pool_start[t + 1]]``, already quoted) or, where that is -1, the
+    integer ``number[c, r]`` in decimal followed by the pool's text ``suffix[c]`` (none where -1); cells are
+    joined by the byte ``sep`` and rows end with the bytes ``newline``.  ``out`` must hold the rows
+    (:func:`roembed._csv.write_frame` sizes it)."""
+    digits = np.empty(20, np.uint8)
+    pos = 0
+    for r in range(number.shape[1]):
+        for c in range(number.shape[0]):
+            if c:
+                out[pos] = sep
+                pos += 1
+            t = text[c, r]
+            if t < 0:
+                v = number[c, r]
+                if v < 0:
+                    out[pos] = 45  # "-"
+                    pos += 1
+                    v = -v
+                n = 0
+                while True:
+                    digits[n] = 48 + v % 10
+                    n += 1
+                    v //= 10
+                    if v == 0:
+                        break
+                for d in range(n - 1, -1, -1):
+                    out[pos] = digits[d]
+                    pos += 1
+                t = suffix[c]
+            if t >= 0:
+                for b in range(pool_start[t], pool_start[t + 1]):
+                    out[pos] = pool[b]
+                    pos += 1
+        for b in range(newline.shape[0]):
+            out[pos] = newline[b]
+            pos += 1
+    return pos
+
+
+@compiled()
 def first_of_each_object(i, j, l, k, order, per_object, n_objects, keep):
     """``keep[e]``: comparison ``e`` is among the first ``per_object`` along ``order`` of one of its objects
     (``i, j, l, k``, below ``n_objects``; a triplet's anchor, ``l == i``, counted once); returns ``keep``.  One

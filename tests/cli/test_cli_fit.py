@@ -686,15 +686,17 @@ def test_crash_while_writing_leaves_no_half_file(files, monkeypatch):
     assert run(csv, "--out", out, "--quiet").exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    original = pd.DataFrame.to_csv
+    from roembed.cli import _report
 
-    def crash_on_outliers(self, buf=None, *args, **kwargs):
-        if "gamma" in self.columns:  # the outliers table: write half of it, then die
-            buf.write(original(self, None, *args, **kwargs)[:100])
+    original = _report.write_frame
+
+    def crash_on_outliers(frame, fh, **kwargs):
+        if "gamma" in frame.columns:  # the outliers table: write half of it, then die
+            fh.write(frame.to_csv(index=False)[:100])
             raise KeyboardInterrupt
-        return original(self, buf, *args, **kwargs)
+        return original(frame, fh, **kwargs)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", crash_on_outliers)
+    monkeypatch.setattr(_report, "write_frame", crash_on_outliers)
     result = run(csv, "--out", out, "--quiet", "--seed", 7)
     assert result.exit_code != 0
     after = {p.name: p.read_bytes() for p in out.iterdir()}

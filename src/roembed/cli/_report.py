@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from .._csv import write_frame
 from .._io import atomic_write
 from ..annotator_model import HETEROGENEITY_P
 from ..data.validation import count_noun
@@ -300,7 +301,7 @@ def versions() -> dict:
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     with atomic_write(path, newline="") as fh:
-        frame.to_csv(fh, index=False)
+        write_frame(frame, fh)
     return path
 
 
@@ -315,7 +316,7 @@ def write_comparisons(estimator, path: Path, blocks: int = 8, min_rows: int = 1 
     with atomic_write(path, newline="") as fh:
         for start in range(0, max(n_edges, 1), rows):
             edges = np.arange(start, min(start + rows, n_edges))
-            comparison_table(estimator, edges).to_csv(fh, index=False, header=start == 0)
+            write_frame(comparison_table(estimator, edges), fh, header=start == 0)
     return path
 
 

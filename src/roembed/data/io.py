@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._csv import write_frame
 from .._io import atomic_path, atomic_write, missing_file
 from .._optional import import_optional
 from .._warn import warn
@@ -1139,7 +1140,7 @@ def write_comparisons(comparisons: Comparisons, path, *, names: bool = True, nam
             if compression:
                 fh = stack.enter_context(io.TextIOWrapper(_OPENERS[compression](fh, "wb"), newline="",
                                                           encoding="utf-8"))
-            frame.to_csv(fh, index=False, sep=sep)
+            write_frame(frame, fh, sep=sep)
     if names_path is not None:
         if comparisons.object_names is None:
             raise InvalidComparisonsError("names_path given but the comparisons have no object names")
