@@ -1,12 +1,14 @@
 """Writing ``comparisons.csv``: pandas' ``DataFrame.to_csv`` against roembed's compiled writer
-(``roembed._csv.write_frame``), on the same table, to a file in a temporary folder.
+(``roembed._csv.write_frame``), on the same table, to a file in a temporary folder; and numbering the table's
+worker ids (``np.unique(ids, return_inverse=True)`` against ``roembed.data.distinct_values``, which the
+annotator stage and the edge table use).
 
 The table is shaped as a fit's (``roembed.report.data.comparison_table``): ``edge, i, j, l, k`` (integers),
 ``votes, opposing_votes`` (floats, whole numbers), ``n_responses``, ``annotators`` (text, one of ``--annotators``
 ids ``w0``... per comparison; left out with 0), ``gamma`` (a float, 6% of them non-zero, as a 10% reversed
 triplet fit flags) and ``flagged``; ``n = m / 100`` objects, seed 0.  Each writer writes the whole table
 ``--runs`` times, alternated; the table prints medians, the ratio, and whether the two files are the same bytes
-(their hash)::
+(their hash), and whether the two numberings agree::
 
     python benchmarks/bench_write.py --m 1e6 1e7 --annotators 20000
     python benchmarks/bench_write.py --quick      # smoke run: m = 10^5, one run
@@ -26,6 +28,7 @@ import pandas as pd
 from _results import finish, loadavg
 from roembed._csv import write_frame
 from roembed._io import atomic_write
+from roembed.data import distinct_values
 
 HERE = Path(__file__).resolve().parent
 
@@ -79,11 +82,33 @@ def main() -> None:
                     print(f"m={m:,} {writer}: {seconds:.2f} s ({digest})", flush=True)
             times = {w: float(np.median([r["seconds"] for r in rows if r["m"] == m and r["writer"] == w]))
                      for w in WRITERS}
-            digests = {r["sha256"] for r in rows if r["m"] == m}
-            summary.append(dict(m=m, annotators=args.annotators, pandas_s=times["pandas"], roembed_s=times["roembed"],
-                                ratio=times["roembed"] / times["pandas"], same_bytes=str(len(digests) == 1)))
+            digests = {r["sha256"] for r in rows if r["m"] == m and "sha256" in r}
+            row = dict(m=m, annotators=args.annotators, pandas_s=times["pandas"], roembed_s=times["roembed"],
+                       ratio=times["roembed"] / times["pandas"], same_bytes=str(len(digests) == 1))
+            if args.annotators:
+                row.update(numbering(frame["annotators"].to_numpy(), m, args.runs, rows))
+            summary.append(row)
     finish(args.out, args, rows, summary, dict(m=",", annotators="", pandas_s=".2f", roembed_s=".2f", ratio=".3f",
-                                               same_bytes=""))
+                                               same_bytes="", unique_s=".2f", distinct_s=".2f", ids_ratio=".3f",
+                                               same_ids=""))
+
+
+def numbering(ids: np.ndarray, m: int, runs: int, rows: list) -> dict:
+    """Medians of ``np.unique`` and ``distinct_values`` on the ids (alternated), and whether they agree."""
+    seconds = {"unique": [], "distinct": []}
+    for run in range(runs):
+        for name, number in (("unique", lambda v: np.unique(v, return_inverse=True)), ("distinct", distinct_values)):
+            start = time.perf_counter()
+            distinct, code = number(ids)
+            seconds[name].append(time.perf_counter() - start)
+            rows.append(dict(m=m, numbering=name, run=run, seconds=seconds[name][-1], loadavg=loadavg()))
+            print(f"m={m:,} {name}: {seconds[name][-1]:.2f} s", flush=True)
+            if name == "unique":
+                expected = (distinct, code.reshape(-1))
+            else:
+                same = bool(np.array_equal(distinct, expected[0]) and np.array_equal(code, expected[1]))
+    unique_s, distinct_s = (float(np.median(seconds[k])) for k in ("unique", "distinct"))
+    return dict(unique_s=unique_s, distinct_s=distinct_s, ids_ratio=distinct_s / unique_s, same_ids=str(same))
 
 
 if __name__ == "__main__":
