@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from roembed import _csv
 from roembed._csv import write_frame
 
-_TEXT = st.one_of(st.none(), st.text(alphabet=st.sampled_from(list('ab ,;|"\t\r\né7-')), max_size=6))
+_TEXT = st.one_of(st.none(), st.text(alphabet=st.sampled_from(list('ab ,;|"\t\r\né7-\x00')), max_size=6))
 _FLOAT = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
                    st.sampled_from([0.0, -0.0, 1.0, 2.5, 1e15, 1e16, -3.0, 9007199254740993.0, 1e-5, 123456.0]))
 _COLUMN = st.sampled_from(["int", "uint", "float", "bool", "text", "int32", "float32", "mixed"])

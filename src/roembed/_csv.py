@@ -17,6 +17,8 @@ import os
 import numpy as np
 import pandas as pd
 
+from ._factorize import factorize
+
 BLOCK_ROWS = 1 << 16  # rows formatted at once: the buffer is at most about 24 bytes a numeric cell
 _FIXED = ("False", "True", "", ".0")  # pool entries 0-3 of every block
 _NUMBER_WIDTH = 22  # sign, 19 digits of an int64, ".0"
@@ -31,7 +33,7 @@ def write_frame(frame: pd.DataFrame, fh, *, header: bool = True, sep: str = ",")
     quoted = _quoting(sep)
     if header:
         fh.write(sep.join(quoted(str(name)) for name in frame.columns) + os.linesep)
-    from ._kernels import csv_rows
+    from ._kernels import csv_rows  # numba loads with the first table written, not with roembed.data
 
     columns = [frame[name].to_numpy() for name in frame.columns]  # text as objects, NaN where missing
     newline = np.frombuffer(os.linesep.encode(), np.uint8)
@@ -112,7 +114,7 @@ def _cells(values: np.ndarray, number: np.ndarray, text: np.ndarray, suffix: np.
         pool.extend(shown)
         suffix[c] = 3
         return max([_NUMBER_WIDTH, *map(len, shown)])
-    code, distinct = pd.factorize(values, use_na_sentinel=True)  # text: its distinct values once
+    code, distinct = factorize(values)  # text: its distinct values once
     text[:] = np.where(code < 0, 2, len(pool) + code)
     shown = [quoted(v) for v in distinct.tolist()]
     pool.extend(shown)

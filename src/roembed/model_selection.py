@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ._factorize import factorize
 from .data import Comparisons, as_comparisons, distinct_values
 from .data.validation import InvalidComparisonsError, count_noun
 
@@ -92,12 +93,12 @@ def trial_ids(comparisons: Comparisons) -> np.ndarray | None:
     trial = comparisons.extra.get("trial")
     if trial is None or len(comparisons) == 0 or not comparisons.is_triplet:
         return None
-    ids = pd.factorize(pd.Series(trial), use_na_sentinel=True)[0]
+    ids = factorize(np.asarray(trial))[0]
     if (ids < 0).any() or np.bincount(ids).max() < 2:  # a missing trial id; one triplet per trial
         return None
     same = [comparisons.quadruplets[:, 0]]
     if comparisons.annotator is not None:
-        same.append(pd.factorize(pd.Series(comparisons.annotator).astype(str))[0])
+        same.append(factorize(comparisons.annotator.astype(str))[0])
     order = np.argsort(ids, kind="stable")
     run = ids[order][1:] == ids[order][:-1]  # consecutive responses of one trial id
     for values in same:

@@ -336,3 +336,19 @@ def test_the_agreement_of_whole_edges_read_through_the_graph_is_that_of_their_re
             assert abs(got - want) <= 1e-12
         else:
             assert got == want
+
+
+def test_factorize_keeps_texts_apart_after_a_nul_character():
+    """pandas' string hash table reads "a" and "a\\x00b" (and "" and "\\x00") as one value."""
+    from roembed._factorize import factorize
+
+    values = np.array(["a", "a\x00b", "", "\x00", None, "a\x00b", "a"], dtype=object)
+    codes, distinct = factorize(values)
+    assert distinct.tolist() == ["a", "a\x00b", "", "\x00"] and codes.tolist() == [0, 1, 2, 3, -1, 1, 0]
+    codes, distinct = factorize(values, missing=False)
+    assert distinct[:4].tolist() == ["a", "a\x00b", "", "\x00"] and np.isnan(distinct[4])  # NaN, as pandas gives
+    assert codes.tolist() == [0, 1, 2, 3, 4, 1, 0]
+    codes, distinct = factorize(np.array(["w2", "w1", "w2"], dtype=object))  # the fast path, unchanged
+    assert distinct.tolist() == ["w2", "w1"] and codes.tolist() == [0, 1, 0]
+    ids, who = annotator_index(Comparisons([[0, 1, 2]] * 3, annotator=["a\x00b", "a", "a\x00b"]))
+    assert ids.tolist() == ["a", "a\x00b"] and who.tolist() == [1, 0, 1]

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .._factorize import factorize
 from .._kernels import counting_sort, gather_edge_objects, number_runs, reverse_edges, sorted_pair_slots
 from .._threads import block_bounds, in_blocks
 from .validation import (InvalidComparisonsError, RowLocator, check_annotators, check_copies, check_extra, check_gold,
@@ -104,7 +105,7 @@ def distinct_values(values) -> tuple[np.ndarray, np.ndarray]:
     ``np.unique(values, return_inverse=True)`` gives, or, for objects that cannot be ordered (mixed types),
     ``distinct`` in order of appearance.
 
-    Text and integers are numbered by hashing (pandas' ``factorize``) and only the distinct values sorted;
+    Text and integers are numbered by hashing (:func:`roembed._factorize.factorize`) and only the distinct values sorted;
     ``np.unique`` sorts every value, and Python strings compare slowly: 10^7 worker ids over 20,000 workers took
     30.4 s against 0.80 s so (``benchmarks/bench_write.py``; integers 3.0 s against 0.2 s).  Floats go to
     ``np.unique`` (its NaN and -0.0 rules)."""
@@ -112,9 +113,7 @@ def distinct_values(values) -> tuple[np.ndarray, np.ndarray]:
     if values.dtype.kind not in "OUSiu":
         distinct, code = np.unique(values, return_inverse=True)
         return distinct, code.reshape(-1)
-    code, distinct = pd.factorize(values.astype(object) if values.dtype.kind in "US" else values,
-                                  use_na_sentinel=False)
-    distinct = np.asarray(distinct, dtype=values.dtype if values.dtype.kind in "iu" else object)
+    code, distinct = factorize(values, missing=False)
     try:
         order = np.argsort(distinct, kind="stable")
     except TypeError:  # text beside numbers: no order
@@ -140,7 +139,7 @@ def annotator_units(quadruplets, who) -> np.ndarray:
     objects.sort(axis=1)  # the set of objects, the shared one written as -1
     who = np.asarray(who).reshape(-1)
     if who.dtype.kind not in "iu" or (len(who) and who.min() < 0):  # ids as 0, 1, ... in their sorted order
-        who = np.unique(who, return_inverse=True)[1].reshape(-1)
+        who = distinct_values(who)[1]
     return _row_numbers([who, *objects.T])
 
 

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .._factorize import factorize
 from .._warn import warn
 from .answers import _odd_one_out_problems, from_odd_one_out
 from .comparisons import Comparisons
@@ -761,7 +762,7 @@ def _one_object_per_text(values: np.ndarray, texts: dict) -> np.ndarray:
     ("w123") held 530 MB of strings; shared, the column is its 8-byte pointers."""
     if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) != "string":
         return values
-    codes, distinct = pd.factorize(values)  # a missing cell: -1, kept as it is
+    codes, distinct = factorize(values)  # a missing cell: -1, kept as it is
     shared = np.empty(len(distinct), dtype=object)
     shared[:] = [texts.setdefault(t, t) for t in distinct]
     return np.where(codes >= 0, shared[codes], values)
@@ -775,7 +776,7 @@ def _ids_as_read(ids: np.ndarray) -> np.ndarray:
     object names: "w1 " in one cell is still worker w1)."""
     kind = "" if ids.dtype != object else pd.api.types.infer_dtype(ids, skipna=False)
     if kind == "string":  # each distinct id stripped once, the ids staying shared objects (" w1" and "w1": one)
-        codes, distinct = pd.factorize(ids)
+        codes, distinct = factorize(ids)
         stripped, same = np.empty(len(distinct), dtype=object), {}
         stripped[:] = [same.setdefault(t, t) for t in pd.Series(distinct, dtype=object).str.strip()]
         return stripped[codes]

@@ -22,8 +22,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._factorize import factorize
 from .._io import run_folder_problem
 from .._kernels import first_of_each_object
+from ..data import annotator_index
 from ..data.diagnostics import data_problems
 
 #: Version of the output folder layout; 2 added ``comparisons.csv`` and the ``label`` column.
@@ -147,7 +149,7 @@ def from_estimator(estimator, *, labels=None, summary: dict | None = None,
                                 "flagged": np.zeros(len(graph), bool) if mask is None else np.asarray(mask, bool)})
     pairs, table = None, None
     if graph.comparisons.annotator is not None:
-        codes, ids = pd.factorize(graph.comparisons.annotator, sort=True)  # integers: 10^6 rows in a second
+        ids, codes = annotator_index(graph.comparisons)
         pairs = (pd.DataFrame({"edge": np.asarray(graph.response_edge, np.int64), "code": codes})
                  .drop_duplicates().sort_values(["edge", "code"], kind="stable").reset_index(drop=True))
         pairs = pd.DataFrame({"edge": pairs["edge"].to_numpy(),
@@ -439,7 +441,7 @@ def _explode_annotators(column: pd.Series, known: dict | None = None) -> pd.Data
     by the blocks of one file, so a column of Python objects (pandas 2) holds 16 bytes a pair.  Splitting every
     row took 3.2 s and about 500 bytes a row at its peak (10^6 rows, 2,000 annotators).
     """
-    codes, texts = pd.factorize(column, use_na_sentinel=True)  # a missing text: code -1, no pairs
+    codes, texts = factorize(column.to_numpy(dtype=object))  # a missing text: code -1, no pairs
     known = {} if known is None else known
     names = [[known.setdefault(a, a) for a in str(t).split(";") if a] for t in texts]
     if not any(names):
